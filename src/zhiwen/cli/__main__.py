@@ -1,0 +1,3 @@
+from zhiwen.cli.main import main
+
+main()

