@@ -41,7 +41,8 @@ class EmbeddingSettings(BaseModel):
 
 class RetrievalSettings(BaseModel):
     default_mode: str = "hybrid"  # bm25 | dense | hybrid
-    fusion: str = "rrf"  # rrf | weighted
+    # weighted min-max won on both labelled sets (BASELINES.md); rrf is one setting away
+    fusion: str = "weighted"  # rrf | weighted
     rrf_k: int = Field(60, ge=1, le=1000)
     bm25_weight: float = Field(1.0, ge=0.0)
     dense_weight: float = Field(1.0, ge=0.0)

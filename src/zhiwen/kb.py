@@ -82,8 +82,9 @@ class KnowledgeBase:
         """
         raise NotImplementedError
 
-    def index_path(self, path: Path, *, fmt: str = "markdown", prune: bool = True,
-                   progress: bool = True, **options: Any) -> IndexReport:
+    def index_path(
+        self, path: Path, *, fmt: str = "markdown", prune: bool = True, progress: bool = True, **options: Any
+    ) -> IndexReport:
         """Load ``path`` with the ingest loader for ``fmt`` and index it."""
         raise NotImplementedError
 
@@ -106,9 +107,15 @@ class KnowledgeBase:
         """BM25 / dense / hybrid search. A failing or empty branch leaves the other to answer."""
         raise NotImplementedError
 
-    def search_parents(self, query: str, *, top_k: int = 5, mode: str = "hybrid",
-                       filters: Filter | Mapping[str, Any] | None = None,
-                       chunk_k: int | None = None) -> list[ParentHit]:
+    def search_parents(
+        self,
+        query: str,
+        *,
+        top_k: int = 5,
+        mode: str = "hybrid",
+        filters: Filter | Mapping[str, Any] | None = None,
+        chunk_k: int | None = None,
+    ) -> list[ParentHit]:
         """Children → parents ranked by matched-children count, then best score (seed 002)."""
         raise NotImplementedError
 
@@ -128,8 +135,9 @@ class KnowledgeBase:
         raise NotImplementedError
 
 
-def open_kb(name: str, *, settings: Settings | None = None, create: bool = False,
-            **config: Any) -> KnowledgeBase:
+def open_kb(
+    name: str, *, settings: Settings | None = None, create: bool = False, **config: Any
+) -> KnowledgeBase:
     """Open KB ``name`` (``KnowledgeBaseNotFound`` if absent and not ``create``).
 
     ``config`` sets KBConfig fields at creation (embedder, app, …).

@@ -73,8 +73,7 @@ class Store(Protocol):
         """Parent documents in the order of ``ids``; unknown ids are skipped."""
         ...
 
-    def doc_ids(self) -> set[str]:
-        ...
+    def doc_ids(self) -> set[str]: ...
 
     def count(self) -> int:
         """Number of chunks."""
@@ -92,8 +91,7 @@ class Store(Protocol):
         """Backend name, counts, sizes: shown by ``zhiwen kb info`` and the API."""
         ...
 
-    def close(self) -> None:
-        ...
+    def close(self) -> None: ...
 
 
 def open_store(url: str, *, path: Path, name: str, dim: int | None) -> Store:
@@ -112,5 +110,6 @@ def open_store(url: str, *, path: Path, name: str, dim: int | None) -> Store:
         return PostgresStore(url, kb=name, dim=dim)
     from zhiwen.errors import InvalidParameter
 
-    raise InvalidParameter(f"unknown store {url!r}: use 'embedded' or a postgresql:// URL",
-                           message=f"未知的存储后端：{url}")
+    raise InvalidParameter(
+        f"unknown store {url!r}: use 'embedded' or a postgresql:// URL", message=f"未知的存储后端：{url}"
+    )

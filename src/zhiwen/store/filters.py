@@ -95,13 +95,15 @@ def _check_field(name: str) -> str:
 def _check_value(field: str, op: str, value: Any) -> Any:
     if op in ("in", "nin"):
         if not isinstance(value, list | tuple | set) or not value:
-            raise InvalidParameter(f"filter {field}.{op} needs a non-empty list",
-                                   message=f"过滤条件 {field} 需要非空列表")
+            raise InvalidParameter(
+                f"filter {field}.{op} needs a non-empty list", message=f"过滤条件 {field} 需要非空列表"
+            )
         return tuple(value)
     if op in RANGE_OPS:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise InvalidParameter(f"filter {field}.{op} needs a number",
-                                   message=f"过滤条件 {field} 需要数字")
+            raise InvalidParameter(
+                f"filter {field}.{op} needs a number", message=f"过滤条件 {field} 需要数字"
+            )
         return value
     if value is not None and not isinstance(value, str | int | float | bool):
         raise InvalidParameter(f"filter {field}.{op} needs a scalar", message=f"过滤条件 {field} 取值无效")
@@ -124,8 +126,9 @@ def parse_filters(spec: Mapping[str, Any] | Filter | Iterable[Condition] | None)
                 raise InvalidParameter(f"empty condition for {field}", message=f"过滤条件 {field} 为空")
             for op, value in cond.items():
                 if op not in OPS:
-                    raise InvalidParameter(f"unknown filter operator {op!r}",
-                                           message=f"未知的过滤运算符：{op}")
+                    raise InvalidParameter(
+                        f"unknown filter operator {op!r}", message=f"未知的过滤运算符：{op}"
+                    )
                 conds.append(Condition(field, op, _check_value(field, op, value)))
         elif isinstance(cond, list | tuple | set):
             conds.append(Condition(field, "in", _check_value(field, "in", cond)))
@@ -157,8 +160,10 @@ def parse_cli_filter(expr: str) -> Condition:
     """Parse one ``--filter`` argument such as ``difficulty<=2`` or ``category=soup|staple``."""
     m = _CLI_RE.match(expr)
     if not m or not m.group(3):
-        raise InvalidParameter(f"cannot parse filter {expr!r}; use key=value, key>=3, key=a|b",
-                               message=f"无法解析过滤条件：{expr}")
+        raise InvalidParameter(
+            f"cannot parse filter {expr!r}; use key=value, key>=3, key=a|b",
+            message=f"无法解析过滤条件：{expr}",
+        )
     field, sym, raw = _check_field(m.group(1)), m.group(2), m.group(3)
     op = _CLI_OPS[sym]
     if "|" in raw and op in ("eq", "ne"):

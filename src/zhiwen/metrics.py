@@ -1,0 +1,61 @@
+"""Every Prometheus metric of zhiwen, defined once so names stay consistent.
+
+``GET /metrics`` exposes the default registry. Labels are kept low-cardinality (route
+templates, KB names, branch names — never queries).
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+_LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+# -- HTTP --------------------------------------------------------------------------------------
+HTTP_REQUESTS = Counter("zhiwen_http_requests_total", "HTTP requests", ["route", "method", "status"])
+HTTP_LATENCY = Histogram(
+    "zhiwen_http_request_seconds", "HTTP request latency", ["route", "method"], buckets=_LATENCY_BUCKETS
+)
+
+# -- retrieval ---------------------------------------------------------------------------------
+SEARCHES = Counter("zhiwen_searches_total", "Searches run", ["kb", "mode"])
+SEARCH_LATENCY = Histogram(
+    "zhiwen_search_seconds", "Search latency (without rerank)", ["mode"], buckets=_LATENCY_BUCKETS
+)
+BRANCH_FAILURES = Counter(
+    "zhiwen_branch_failures_total", "A retrieval branch raised; the other branch answered", ["branch"]
+)
+BRANCH_EMPTY = Counter("zhiwen_branch_empty_total", "A retrieval branch returned nothing", ["branch"])
+CANDIDATES = Histogram(
+    "zhiwen_search_candidates", "Candidates after fusion", buckets=(0, 1, 5, 10, 20, 50, 100, 200, 500)
+)
+PASSED_THRESHOLD = Histogram(
+    "zhiwen_search_passed_threshold",
+    "Results that passed the score threshold",
+    buckets=(0, 1, 2, 5, 10, 20, 50, 100),
+)
+EMPTY_RESULTS = Counter("zhiwen_search_empty_results_total", "Searches that returned no result", ["route"])
+FALLBACKS = Counter("zhiwen_fallbacks_total", "Fallbacks taken", ["kind"])
+
+# -- rerank / embedding ------------------------------------------------------------------------
+RERANK_LATENCY = Histogram("zhiwen_rerank_seconds", "Cross-encoder rerank latency", buckets=_LATENCY_BUCKETS)
+RERANK_FAILURES = Counter("zhiwen_rerank_failures_total", "Reranker errors (fused order used)")
+EMBED_LATENCY = Histogram("zhiwen_embedding_seconds", "Embedding latency", ["kind"], buckets=_LATENCY_BUCKETS)
+EMBEDDED_TEXTS = Counter("zhiwen_embedded_texts_total", "Texts sent to the embedding model", ["provider"])
+EMBED_CACHE_HITS = Counter("zhiwen_embedding_cache_hits_total", "Embeddings served from the on-disk cache")
+
+# -- LLM ---------------------------------------------------------------------------------------
+LLM_CALLS = Counter("zhiwen_llm_calls_total", "LLM calls", ["purpose", "outcome"])
+LLM_TOKENS = Counter("zhiwen_llm_tokens_total", "LLM tokens", ["kind"])
+LLM_LATENCY = Histogram("zhiwen_llm_seconds", "LLM call latency", ["purpose"], buckets=_LATENCY_BUCKETS)
+LLM_ERRORS = Counter("zhiwen_llm_errors_total", "LLM errors by seed-003 code", ["code"])
+EXTRACTIVE_ANSWERS = Counter(
+    "zhiwen_extractive_answers_total", "Answers composed without an LLM", ["app", "reason"]
+)
+
+# -- caches ------------------------------------------------------------------------------------
+CACHE_HITS = Counter("zhiwen_cache_hits_total", "Cache hits", ["cache"])
+CACHE_MISSES = Counter("zhiwen_cache_misses_total", "Cache misses", ["cache"])
+CACHE_SIZE = Gauge("zhiwen_cache_entries", "Cache entries", ["cache"])
+
+# -- store -------------------------------------------------------------------------------------
+STORE_ERRORS = Counter("zhiwen_store_errors_total", "Store errors", ["backend", "kind"])

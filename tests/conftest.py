@@ -1,0 +1,35 @@
+"""Shared fixtures: an isolated ZHIWEN_HOME per test and access to ../shared/data."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from zhiwen.config import reset_settings_cache
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("ZHIWEN_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """``../shared/data``; tests that need it are skipped with a reason in a user's fresh clone."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data not found at {SHARED_DATA} (present in CI; set ZHIWEN_SHARED_DATA)")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def zhiwen_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh ZHIWEN_HOME with the LLM unset, so no test ever reaches a real endpoint."""
+    home = tmp_path / "zhiwen_home"
+    monkeypatch.setenv("ZHIWEN_HOME", str(home))
+    monkeypatch.delenv("ZHIWEN_LLM__BASE_URL", raising=False)
+    monkeypatch.delenv("ZHIWEN_STORE", raising=False)
+    monkeypatch.chdir(tmp_path)  # no stray .env from the developer's working directory
+    reset_settings_cache()
+    yield home
+    reset_settings_cache()
