@@ -6,6 +6,7 @@ auth) and pgvector can be enabled there; otherwise its cases are skipped with th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Callable, Iterator
@@ -70,10 +71,8 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store
     yield factory
 
     for store in opened:
-        try:
+        with contextlib.suppress(Exception):
             store.close()
-        except Exception:
-            pass
     if backend == "postgres":
         from zhiwen.store.postgres import drop_kb
 
