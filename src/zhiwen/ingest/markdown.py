@@ -1,0 +1,165 @@
+"""Markdown directory loader with metadata enrichment hooks (HowToCook built in).
+
+Files are found recursively and sorted, so ids and order are the same on every run. The id is
+the path relative to the root without suffix (``meat_dish/宫保鸡丁``); the title is the first
+``# `` heading or the file stem; ``source`` is the relative path with suffix.
+
+Enrichment hooks are callables ``(path, root, text, metadata) -> None`` that add metadata in
+place. :func:`howtocook_enricher` adds ``category`` (top-level folder under ``dishes``),
+``difficulty`` (number of ★ in ``预估烹饪难度：★★★``) and ``name``; it is switched on with
+``enrich="howtocook"`` or automatically when the root is (inside) a HowToCook ``dishes`` folder.
+
+Example::
+
+    >>> corpus = load_markdown(Path("../shared/data/howtocook/dishes"))
+    >>> doc = next(d for d in corpus.documents if d.id == "meat_dish/宫保鸡丁/宫保鸡丁")
+    >>> doc.metadata["category"], doc.metadata["difficulty"], doc.title
+    ('meat_dish', 4, '宫保鸡丁的做法')
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from zhiwen.documents import Document
+from zhiwen.errors import IngestError
+from zhiwen.ingest._io import empty_corpus, read_utf8, require_path
+from zhiwen.ingest.base import Corpus
+
+log = logging.getLogger(__name__)
+
+Enricher = Callable[[Path, Path, str, dict[str, Any]], None]
+
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+_TITLE = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
+_DIFFICULTY = re.compile(r"预估烹饪难度\s*[：:]\s*([★☆]+)")
+_GENERIC_STEMS = frozenset({"readme", "index", "main", "_index"})
+
+
+def markdown_title(text: str, fallback: str) -> str:
+    """The first level-1 heading outside code fences, else ``fallback``."""
+    in_fence = False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        if not in_fence:
+            m = _TITLE.match(line)
+            if m:
+                return m.group(1).strip()
+    return fallback
+
+
+# -- enrichment hooks ------------------------------------------------------------------------
+def howtocook_enricher(path: Path, root: Path, text: str, metadata: dict[str, Any]) -> None:
+    """HowToCook recipe metadata: category, difficulty (1-5, int) and dish name."""
+    parts = path.resolve().parts
+    if "dishes" in parts:
+        i = len(parts) - 1 - parts[::-1].index("dishes")
+        if i + 1 < len(parts) - 1:  # a folder, not the file itself, follows dishes/
+            metadata["category"] = parts[i + 1]
+    m = _DIFFICULTY.search(text)
+    if m:
+        metadata["difficulty"] = m.group(1).count("★")
+    stem = path.stem
+    metadata["name"] = path.parent.name if stem.lower() in _GENERIC_STEMS else stem
+
+
+ENRICHERS: dict[str, Enricher] = {"howtocook": howtocook_enricher}
+
+
+def is_howtocook_root(root: Path) -> bool:
+    root = root.resolve()
+    return root.name == "dishes" or root.parent.name == "dishes" or (root / "dishes").is_dir()
+
+
+def _resolve_enrichers(
+    enrich: str | Enricher | Sequence[str | Enricher] | None, root: Path
+) -> list[Enricher]:
+    if enrich is None:
+        return [howtocook_enricher] if is_howtocook_root(root) else []
+    items: Iterable[str | Enricher] = [enrich] if isinstance(enrich, str) or callable(enrich) else enrich
+    out: list[Enricher] = []
+    for item in items:
+        if callable(item):
+            out.append(item)
+        elif item in ("", "none"):
+            continue
+        elif item in ENRICHERS:
+            out.append(ENRICHERS[item])
+        else:
+            raise IngestError(
+                f"unknown enrichment {item!r}; known: {', '.join(sorted(ENRICHERS))}",
+                message=f"导入失败：未知的元数据增强「{item}」，可选：{'、'.join(sorted(ENRICHERS))}",
+            )
+    return out
+
+
+def _find_files(root: Path, suffixes: Sequence[str], skip_dirs: frozenset[str]) -> list[Path]:
+    files = []
+    for p in root.rglob("*"):
+        rel = p.relative_to(root).parts
+        # hidden folders (.git) and skipped ones (HowToCook's template/) never hold documents
+        if any(part.startswith(".") or part in skip_dirs for part in rel[:-1]):
+            continue
+        if p.suffix.lower() in suffixes and p.is_file() and not rel[-1].startswith("."):
+            files.append(p)
+    return sorted(files, key=lambda p: p.relative_to(root).as_posix())
+
+
+def load_markdown(
+    path: Path,
+    *,
+    enrich: str | Enricher | Sequence[str | Enricher] | None = None,
+    suffixes: Sequence[str] = MARKDOWN_SUFFIXES,
+    skip_dirs: Iterable[str] | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Corpus:
+    """Load every markdown file under ``path`` (or the single file ``path``).
+
+    ``enrich``: ``"howtocook"``, a hook, a list of them, ``"none"``; default auto-detects
+    HowToCook. ``skip_dirs`` defaults to ``{"template"}`` for HowToCook, none otherwise.
+    ``metadata`` is added to every document (e.g. ``{"lang": "zh"}``).
+    """
+    path = require_path(Path(path))
+    root = path.parent if path.is_file() else path
+    hooks = _resolve_enrichers(enrich, root)
+    if skip_dirs is None:
+        skip_dirs = {"template"} if howtocook_enricher in hooks else set()
+    sfx = tuple(s.lower() if s.startswith(".") else f".{s.lower()}" for s in suffixes)
+    files = [path] if path.is_file() else _find_files(root, sfx, frozenset(skip_dirs))
+
+    docs: list[Document] = []
+    bad: list[str] = []
+    bad_files: list[str] = []
+    for f in files:
+        rel = f.relative_to(root)
+        try:
+            text = read_utf8(f)
+        except IngestError as exc:
+            bad.append(exc.detail)
+            bad_files.append(rel.as_posix())
+            continue
+        if not text.strip():
+            log.info("skipping empty file %s", f)
+            continue
+        doc_id = rel.with_suffix("").as_posix()
+        meta: dict[str, Any] = dict(metadata or {})
+        meta["source"] = rel.as_posix()
+        for hook in hooks:
+            hook(f, root, text, meta)
+        docs.append(Document(id=doc_id, text=text, title=markdown_title(text, f.stem), metadata=meta))
+    if bad:
+        # every undecodable file is named at once, before anything is indexed
+        more = f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""
+        raise IngestError(
+            "; ".join(bad[:3]) + more,
+            message=f"导入失败：{len(bad)} 个文件不是 UTF-8 编码，例如 {bad_files[0]}",
+        )
+    if not docs:
+        raise empty_corpus(path, f"no non-empty {'/'.join(sfx)} files")
+    return Corpus(documents=docs)
