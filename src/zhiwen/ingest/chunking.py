@@ -33,7 +33,8 @@ _SEPARATORS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?<=[。！？!?；;])|(?<=\.)(?=\s)"),
     re.compile(r"(?<=[，,、：:])|(?<=\s)"),
 )
-_BOUNDARY = re.compile(r"[\n。！？!?；;，,、\s]")
+# where an overlap may start, strongest first: after a line or sentence end, then a clause
+_BOUNDARIES = (re.compile(r"[\n。！？!?；;]"), re.compile(r"[，,、：:\s]"))
 
 
 @dataclass(slots=True)
@@ -157,8 +158,12 @@ def split_text(text: str, max_chars: int, overlap: int = 0) -> list[tuple[int, s
         start = pos
         if i > 0 and overlap:
             tail = text[max(0, pos - overlap) : pos]
-            m = _BOUNDARY.search(tail)
-            cut = m.end() if m and m.end() < len(tail) else 0
+            cut = 0
+            for boundary in _BOUNDARIES:
+                m = boundary.search(tail)
+                if m and m.end() < len(tail):
+                    cut = m.end()
+                    break
             start = pos - len(tail) + cut
         out.append((start, text[start : pos + len(piece)]))
         pos += len(piece)
