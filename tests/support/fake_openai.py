@@ -1,0 +1,273 @@
+"""A small OpenAI-compatible chat server for tests: scripted replies and faults, call counting.
+
+Runs ``POST /v1/chat/completions`` in a background thread on ``127.0.0.1`` (random port). Each
+request takes the next scripted :class:`Reply` (or the default one once the script is used up);
+``stream: true`` requests get the reply as SSE chunks ending with ``data: [DONE]``.
+
+Faults (``Reply.fault(kind)``): ``hang`` (sleeps ``delay_s`` before answering; stopping the server
+wakes it), ``500``, ``503``, ``429`` (with ``Retry-After``), ``401``, ``404``, ``malformed`` (200 with a
+non-JSON body), ``empty`` (content ""), ``bad_json`` (content that is no JSON), ``drop`` (closes
+the connection without answering), ``broken_stream`` (SSE that stops mid-way with garbage).
+
+Example::
+
+    with FakeOpenAI() as fake:
+        fake.script(Reply.fault("500"), Reply("你好"))
+        client = OpenAIChatClient(base_url=fake.base_url, model="fake", backoff_base_s=0.01)
+        assert client.chat([{"role": "user", "content": "hi"}]).content == "你好"
+        assert fake.calls == 2
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+FAULTS = (
+    "hang",
+    "500",
+    "503",
+    "429",
+    "401",
+    "404",
+    "malformed",
+    "empty",
+    "bad_json",
+    "drop",
+    "broken_stream",
+)
+
+
+@dataclass
+class Reply:
+    content: str = "好的。"
+    tool_calls: list[dict[str, Any]] | None = None
+    status: int = 200
+    raw_body: str | None = None  # sent verbatim instead of a completion
+    delay_s: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+    prompt_tokens: int = 11
+    completion_tokens: int = 7
+    chunk_chars: int = 4  # streaming chunk size
+    kind: str = "ok"
+
+    @classmethod
+    def fault(cls, kind: str, *, delay_s: float = 30.0) -> Reply:
+        if kind == "hang":
+            return cls(delay_s=delay_s, kind=kind)
+        if kind in ("500", "503"):
+            return cls(status=int(kind), raw_body='{"error": {"message": "internal error"}}', kind=kind)
+        if kind == "429":
+            return cls(
+                status=429,
+                raw_body='{"error": {"message": "rate limit"}}',
+                headers={"Retry-After": "0"},
+                kind=kind,
+            )
+        if kind == "401":
+            return cls(status=401, raw_body='{"error": {"message": "invalid api key"}}', kind=kind)
+        if kind == "404":
+            return cls(status=404, raw_body='{"error": {"message": "model not found"}}', kind=kind)
+        if kind == "malformed":
+            return cls(raw_body='{"choices": [{"message": {"content": "oops"', kind=kind)
+        if kind == "empty":
+            return cls(content="", kind=kind)
+        if kind == "bad_json":
+            return cls(content="这不是 JSON，抱歉。", kind=kind)
+        if kind in ("drop", "broken_stream"):
+            return cls(kind=kind)
+        raise ValueError(f"unknown fault {kind!r}; one of {FAULTS}")
+
+    @classmethod
+    def tool_call(cls, name: str, arguments: dict[str, Any] | str, call_id: str = "call_1") -> Reply:
+        args = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+        return cls(
+            content="",
+            tool_calls=[{"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}],
+        )
+
+
+class FakeOpenAI:
+    """The server; use as a context manager or call :meth:`start` / :meth:`stop`."""
+
+    def __init__(self, default: Reply | str | None = None) -> None:
+        if isinstance(default, str):
+            default = Reply(default)
+        self.default = default or Reply()
+        self._script: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- control -------------------------------------------------------------------------------
+    @property
+    def calls(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "server not started"
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def script(self, *replies: Reply | str) -> FakeOpenAI:
+        with self._lock:
+            for r in replies:
+                self._script.append(Reply(r) if isinstance(r, str) else r)
+        return self
+
+    def reset(self) -> None:
+        with self._lock:
+            self._script.clear()
+            self.requests.clear()
+            self.headers.clear()
+
+    def _next(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+            return self._script.popleft() if self._script else self.default
+
+    def start(self) -> FakeOpenAI:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # silence stderr
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {"_raw": raw.decode("utf-8", "replace")}
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, '{"error": {"message": "not found"}}')
+                    return
+                reply = fake._next(body, {k.lower(): v for k, v in self.headers.items()})
+                if reply.delay_s:
+                    fake._stop.wait(reply.delay_s)
+                if reply.kind == "drop":
+                    self.close_connection = True
+                    self.connection.close()
+                    return
+                if reply.raw_body is not None or reply.status != 200:
+                    self._send(reply.status, reply.raw_body or "{}", reply.headers)
+                    return
+                if body.get("stream"):
+                    self._stream(body, reply)
+                    return
+                self._send(200, json.dumps(_completion(body, reply), ensure_ascii=False), reply.headers)
+
+            def _send(self, status: int, text: str, headers: dict[str, str] | None = None) -> None:
+                data = text.encode("utf-8")
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def _stream(self, body: dict[str, Any], reply: Reply) -> None:
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Cache-Control", "no-cache")
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.close_connection = True
+                    text = reply.content
+                    step = max(1, reply.chunk_chars)
+                    pieces = [text[i : i + step] for i in range(0, len(text), step)]
+                    if reply.kind == "broken_stream":
+                        pieces = pieces[:1]
+                    for piece in pieces:
+                        event = {
+                            "id": "chatcmpl-fake",
+                            "object": "chat.completion.chunk",
+                            "model": body.get("model"),
+                            "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
+                        }
+                        self.wfile.write(f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode())
+                        self.wfile.flush()
+                    if reply.kind == "broken_stream":
+                        self.wfile.write(b"data: {not json\n\n")
+                        self.wfile.flush()
+                        return
+                    usage = {
+                        "choices": [],
+                        "usage": {
+                            "prompt_tokens": reply.prompt_tokens,
+                            "completion_tokens": reply.completion_tokens,
+                        },
+                    }
+                    self.wfile.write(f"data: {json.dumps(usage)}\n\n".encode())
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self._stop.clear()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-openai", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()  # wake hanging handlers
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    finish = "stop"
+    if reply.tool_calls:
+        message["tool_calls"] = reply.tool_calls
+        message["content"] = reply.content or None
+        finish = "tool_calls"
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        },
+    }
