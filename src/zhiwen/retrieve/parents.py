@@ -1,0 +1,77 @@
+"""Parent aggregation (seed 002): matched child chunks → whole parent documents.
+
+When "宫保鸡丁怎么做" matches several sections of one recipe, the recipe is returned once. Parents
+are ranked by how many of their children matched, then by their best child's score, then by
+the rank of that best child (so equal parents keep retrieval order). A parent's ``score`` is its
+best child's score; ``matched_chunks`` are its children in retrieval order.
+
+Example::
+
+    >>> hits = retriever.run("宫保鸡丁怎么做", top_k=30)
+    >>> parents = aggregate_parents(hits, store, top_k=3)
+    >>> parents[0].document.title, len(parents[0].matched_chunks)
+    ('宫保鸡丁的做法', 4)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from zhiwen.documents import Document, ParentHit, SearchHit
+
+
+class ParentSource(Protocol):
+    def get_parents(self, ids: Sequence[str]) -> list[Document]: ...
+
+
+def parent_key(hit: SearchHit) -> str:
+    return hit.chunk.parent_id or hit.chunk.doc_id
+
+
+def group_by_parent(hits: Sequence[SearchHit]) -> dict[str, list[SearchHit]]:
+    """parent id → its hits, parents in order of first appearance."""
+    groups: dict[str, list[SearchHit]] = {}
+    for hit in hits:
+        groups.setdefault(parent_key(hit), []).append(hit)
+    return groups
+
+
+def rank_parents(groups: dict[str, list[SearchHit]]) -> list[str]:
+    """Parent ids: most matched children first, then best child score, then first appearance."""
+    first_seen = {pid: i for i, pid in enumerate(groups)}
+
+    def key(pid: str) -> tuple[int, float, int]:
+        children = groups[pid]
+        return (-len(children), -max(h.score for h in children), first_seen[pid])
+
+    return sorted(groups, key=key)
+
+
+def _stand_in(parent_id: str, children: list[SearchHit]) -> Document:
+    """A parent missing from the store (e.g. chunks indexed without parents): its children joined."""
+    first = children[0].chunk
+    ordered = sorted({h.chunk.id: h.chunk for h in children}.values(), key=lambda c: c.id)
+    return Document(
+        id=parent_id,
+        text="\n\n".join(c.text for c in ordered),
+        title=first.title,
+        metadata=dict(first.metadata),
+    )
+
+
+def aggregate_parents(hits: Sequence[SearchHit], store: ParentSource, top_k: int) -> list[ParentHit]:
+    """Collapse ``hits`` into at most ``top_k`` :class:`ParentHit` (see module docstring)."""
+    if top_k < 1 or not hits:
+        return []
+    groups = group_by_parent(hits)
+    order = rank_parents(groups)[:top_k]
+    docs = {d.id: d for d in store.get_parents(order)}
+    out: list[ParentHit] = []
+    for pid in order:
+        children = groups[pid]
+        doc = docs.get(pid) or _stand_in(pid, children)
+        out.append(
+            ParentHit(document=doc, score=max(h.score for h in children), matched_chunks=list(children))
+        )
+    return out
