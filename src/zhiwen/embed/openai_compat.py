@@ -117,7 +117,9 @@ class OpenAIEmbedder(BaseEmbedder):
             raise StoreUnavailable(
                 f"{url}: expected {len(texts)} embeddings, got shape {mat.shape}", message=_UNAVAILABLE
             )
-        if self._dim is not None and mat.shape[1] != self._dim:
+        if self._dim is None:
+            self._dim = int(mat.shape[1])  # learnt from the first answer, checked afterwards
+        elif mat.shape[1] != self._dim:
             raise StoreUnavailable(
                 f"{url}: embedding dim {mat.shape[1]} != configured {self._dim}",
                 message="向量维度与配置不一致，请检查 embedding.dim",
