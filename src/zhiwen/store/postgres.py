@@ -1,0 +1,694 @@
+"""PostgreSQL + pgvector backend of the store contract (seed 000's retrieval, behind one setting).
+
+Switch a deployment with ``ZHIWEN_STORE=postgresql://user@host:5432/db``; every knowledge base
+then lives in its own schema ``zw_<name>`` of that database:
+
+=============  ==============================================================================
+``zw_meta``    key/value: schema version, vector dimension, numeric fields with a range index
+``chunks``     id, doc_id, parent_id, title, text, ``metadata`` JSONB (GIN ``jsonb_path_ops``
+               for equality filters + one btree expression index per numeric field for
+               ranges), ``tf`` JSONB (token → count) and ``dl`` (token count) for BM25,
+               ``search_vector`` tsvector (GIN) of the jieba tokens, ``embedding vector(n)``
+               (HNSW, cosine, storage PLAIN)
+``parents``    whole parent documents
+``terms``      document frequency per token (BM25 idf), maintained by every write
+``stats``      one row: number of chunks and total token count (BM25 avgdl)
+=============  ==============================================================================
+
+Ranking matches the embedded backend: BM25 is *true* Okapi BM25 (Lucene idf, k1=1.5, b=0.75,
+as bm25s) computed in SQL over the candidates that the GIN index finds (``search_vector @@
+'a' | 'b'``) — PostgreSQL's ``ts_rank`` is not BM25; the dense branch is pgvector's HNSW
+cosine search, score ``1 - distance``. Metadata filters become parameterised SQL conditions in
+both branches (:mod:`zhiwen.store._pg_filters`); with pgvector ≥ 0.8 ``hnsw.iterative_scan``
+keeps filtered vector queries from coming back short.
+
+The tsvector is built with ``array_to_tsvector`` from the tokenizer's output rather than
+``to_tsvector('simple', joined tokens)``: the default parser splits tokens such as ``gpt-4``
+(→ ``gpt``, ``-4``) or ``x.y@z.com``, which would make PostgreSQL's lexemes differ from the
+tokens BM25 counts. For ordinary jieba tokens (lower-cased, no punctuation) both give the same
+lexemes: ``simple`` does no stemming and has no stop words.
+
+Writes run in one transaction each (a failed index run leaves the previous content), rows
+identical to what is stored are left untouched (re-indexing an unchanged source is a no-op for
+the HNSW index), and the connection pool is shared per database and heals itself after an
+outage (:mod:`zhiwen.store._pg_pool`); a server that is down gives
+:class:`~zhiwen.errors.StoreUnavailable` (code 2002, HTTP 503) with a Chinese message.
+
+Example::
+
+    store = PostgresStore("postgresql://postgres@127.0.0.1:5432/postgres", kb="recipes", dim=384)
+    store.upsert(chunks, tokens=token_lists, vectors=vectors, parents=docs)
+    store.search_text(["宫保", "鸡丁"], k=10, filters=parse_filters({"difficulty": {"lte": 2}}))
+    store.close()
+    drop_kb("postgresql://postgres@127.0.0.1:5432/postgres", "recipes")
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from zhiwen.config import PostgresSettings, get_settings
+from zhiwen.documents import Chunk, Document
+from zhiwen.errors import InvalidParameter, StoreUnavailable
+from zhiwen.store._pg_filters import filter_sql, json_dumps, numeric_expr
+from zhiwen.store._pg_pool import CONNECTION_ERRORS, SharedPool, acquire_pool, release_pool, unavailable
+from zhiwen.store.base import Scored
+from zhiwen.store.filters import Filter
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+BM25_K1 = 1.5
+BM25_B = 0.75
+# tsvector lexemes are limited to 2 KiB; longer "tokens" (base64 blobs…) are not searchable
+_MAX_LEXEME_BYTES = 1000
+# numeric metadata fields that get their own range index, per knowledge base
+_MAX_RANGE_INDEXES = 32
+_HNSW_MAX_EF = 1000
+
+
+def schema_name(kb: str) -> str:
+    """``zw_<kb>`` when ``kb`` is a plain identifier, else a sanitised name plus a short hash."""
+    if not isinstance(kb, str) or not kb:
+        raise InvalidParameter(f"invalid knowledge base name {kb!r}", message=f"知识库名称无效：{kb}")
+    plain = re.sub(r"[^a-z0-9_]", "_", kb.lower())
+    if plain == kb and len(plain) <= 48:
+        return f"zw_{plain}"
+    digest = hashlib.blake2b(kb.encode("utf-8"), digest_size=4).hexdigest()
+    return f"zw_{plain[:40]}_{digest}"
+
+
+def drop_kb(url: str, kb: str) -> bool:
+    """Drop a knowledge base's schema (all its data); True when it existed."""
+    schema = schema_name(kb)
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone()
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+            return exists is not None
+    except CONNECTION_ERRORS as exc:
+        raise unavailable(exc, "connect") from exc
+
+
+def list_kbs(url: str) -> list[str]:
+    """Names of the knowledge bases stored in this database."""
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+            rows = conn.execute(
+                "SELECT n.nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid "
+                "WHERE n.nspname LIKE 'zw\\_%%' AND c.relname = 'zw_meta'"
+            ).fetchall()
+            names = []
+            for (schema,) in rows:
+                row = conn.execute(
+                    sql.SQL("SELECT value #>> '{{}}' FROM {}.zw_meta WHERE key = 'kb'").format(
+                        sql.Identifier(schema)
+                    )
+                ).fetchone()
+                if row and row[0]:
+                    names.append(row[0])
+            return sorted(names)
+    except CONNECTION_ERRORS as exc:
+        raise unavailable(exc, "connect") from exc
+
+
+def tsquery_or(tokens: Iterable[str]) -> str:
+    """``'a' | 'b'`` with tsquery quoting; the lexemes are taken verbatim (no parser)."""
+    quoted = ("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in tokens)
+    return " | ".join(quoted)
+
+
+def _searchable(token: str) -> bool:
+    return bool(token) and len(token.encode("utf-8")) <= _MAX_LEXEME_BYTES
+
+
+def _server_features(url: str, settings: PostgresSettings) -> tuple[str, dict[str, str]]:
+    """Make sure pgvector is enabled; returns its version and the session settings to apply."""
+    try:
+        with psycopg.connect(
+            url, autocommit=True, connect_timeout=max(1, round(settings.connect_timeout_s))
+        ) as conn:
+            row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+            if row is None:
+                try:
+                    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                except psycopg.Error as exc:
+                    raise StoreUnavailable(
+                        str(exc).splitlines()[0],
+                        message="PostgreSQL 未安装 pgvector 扩展，请先运行 scripts/install-pgvector.sh",
+                    ) from exc
+                row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    except CONNECTION_ERRORS as exc:
+        raise unavailable(exc, "connect") from exc
+    version = str(row[0]) if row else "0"
+    session = {"hnsw.ef_search": str(min(settings.hnsw_ef_search, _HNSW_MAX_EF))}
+    major_minor = tuple(int(p) for p in re.findall(r"\d+", version)[:2])
+    if major_minor >= (0, 8):
+        # keep scanning the graph until LIMIT rows pass the WHERE clause (filtered search)
+        session["hnsw.iterative_scan"] = "relaxed_order"
+    return version, session
+
+
+class PostgresStore:
+    """One knowledge base in one PostgreSQL schema; see the module docstring."""
+
+    backend = "postgres"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        kb: str,
+        dim: int | None,
+        settings: PostgresSettings | None = None,
+    ) -> None:
+        if dim is not None and (not isinstance(dim, int) or dim < 1 or dim > 16000):
+            raise InvalidParameter(f"invalid vector dimension {dim!r}", message=f"向量维度无效：{dim}")
+        self.url = url
+        self.kb = kb
+        self.schema = schema_name(kb)
+        self.settings = settings or get_settings().postgres
+        self.pgvector_version, session = _server_features(url, self.settings)
+        self._pool: SharedPool | None = acquire_pool(url, self.settings, session)
+        try:
+            self._dim = self._migrate(dim)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- schema ---------------------------------------------------------------------------
+    def _t(self, table: str) -> sql.Composable:
+        return sql.Identifier(self.schema, table)
+
+    @property
+    def pool(self) -> SharedPool:
+        if self._pool is None:
+            raise StoreUnavailable("store closed", message="存储已关闭")
+        return self._pool
+
+    def _migrate(self, dim: int | None) -> int | None:
+        """Create what is missing (safe to re-run, serialised by an advisory lock)."""
+        s = self.settings
+        ident = sql.Identifier(self.schema)
+        with self.pool.connection("migrate") as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.schema,))
+            conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(ident))
+            conn.execute(
+                sql.SQL("CREATE TABLE IF NOT EXISTS {} (key text PRIMARY KEY, value jsonb)").format(
+                    self._t("zw_meta")
+                )
+            )
+            meta = self._meta(conn)
+            version = int(meta.get("schema_version", 0))
+            if version > SCHEMA_VERSION:
+                raise StoreUnavailable(
+                    f"schema {self.schema} has version {version} > {SCHEMA_VERSION}",
+                    message="数据库中的知识库由更新版本的 zhiwen 创建，请升级",
+                )
+            stored_dim = meta.get("dim")
+            if stored_dim is not None and dim is not None and int(stored_dim) != dim:
+                raise InvalidParameter(
+                    f"knowledge base {self.kb!r} has dim {stored_dim}, opened with {dim}",
+                    message=f"知识库 {self.kb} 的向量维度为 {stored_dim}，与当前嵌入模型的维度 {dim} 不一致",
+                )
+            eff_dim = int(stored_dim) if stored_dim is not None else dim
+            stmts = [
+                """CREATE TABLE IF NOT EXISTS {chunks} (
+                    id text PRIMARY KEY,
+                    doc_id text NOT NULL,
+                    parent_id text,
+                    title text NOT NULL DEFAULT '',
+                    text text NOT NULL,
+                    metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb,
+                    tf jsonb NOT NULL DEFAULT '{{}}'::jsonb,
+                    dl integer NOT NULL DEFAULT 0,
+                    search_vector tsvector NOT NULL DEFAULT ''::tsvector)""",
+                "CREATE INDEX IF NOT EXISTS chunks_doc_id ON {chunks} (doc_id)",
+                "CREATE INDEX IF NOT EXISTS chunks_search_vector ON {chunks} USING gin (search_vector)",
+                "CREATE INDEX IF NOT EXISTS chunks_metadata ON {chunks} USING gin (metadata jsonb_path_ops)",
+                """CREATE TABLE IF NOT EXISTS {parents} (
+                    id text PRIMARY KEY,
+                    title text NOT NULL DEFAULT '',
+                    text text NOT NULL,
+                    metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb)""",
+                "CREATE TABLE IF NOT EXISTS {terms} (term text PRIMARY KEY, df integer NOT NULL)",
+                """CREATE TABLE IF NOT EXISTS {stats} (
+                    one boolean PRIMARY KEY DEFAULT true CHECK (one),
+                    n bigint NOT NULL DEFAULT 0,
+                    total_len bigint NOT NULL DEFAULT 0)""",
+                "INSERT INTO {stats} (one) VALUES (true) ON CONFLICT DO NOTHING",
+            ]
+            if eff_dim is not None:
+                stmts += [
+                    f"ALTER TABLE {{chunks}} ADD COLUMN IF NOT EXISTS embedding vector({int(eff_dim)})",
+                    # inline (PLAIN) vectors: TOASTed ones made the planner choose a seq scan
+                    "ALTER TABLE {chunks} ALTER COLUMN embedding SET STORAGE PLAIN",
+                    f"""CREATE INDEX IF NOT EXISTS chunks_embedding ON {{chunks}}
+                        USING hnsw (embedding vector_cosine_ops)
+                        WITH (m = {int(s.hnsw_m)}, ef_construction = {int(s.hnsw_ef_construction)})""",
+                ]
+            tables = {
+                "chunks": self._t("chunks"),
+                "parents": self._t("parents"),
+                "terms": self._t("terms"),
+                "stats": self._t("stats"),
+            }
+            for stmt in stmts:
+                conn.execute(sql.SQL(stmt).format(**tables))
+            self._set_meta(conn, "schema_version", SCHEMA_VERSION)
+            self._set_meta(conn, "kb", self.kb)
+            if eff_dim is not None and stored_dim is None:
+                self._set_meta(conn, "dim", eff_dim)
+            self._range_fields: set[str] = set(meta.get("range_fields") or [])
+        return eff_dim
+
+    def _meta(self, conn: psycopg.Connection[Any]) -> dict[str, Any]:
+        rows = conn.execute(sql.SQL("SELECT key, value FROM {}").format(self._t("zw_meta"))).fetchall()
+        return {k: v for k, v in rows}
+
+    def _set_meta(self, conn: psycopg.Connection[Any], key: str, value: Any) -> None:
+        conn.execute(
+            sql.SQL(
+                "INSERT INTO {} (key, value) VALUES (%s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+            ).format(self._t("zw_meta")),
+            (key, Jsonb(value, dumps=json_dumps)),
+        )
+
+    def _ensure_range_indexes(self, conn: psycopg.Connection[Any], chunks: Sequence[Chunk]) -> None:
+        """A btree on the numeric value of every numeric metadata field (range filters)."""
+        if len(self._range_fields) >= _MAX_RANGE_INDEXES:
+            return
+        found: set[str] = set()
+        for chunk in chunks:
+            for key, value in chunk.metadata.items():
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    found.add(key)
+        new = sorted(found - self._range_fields)[: _MAX_RANGE_INDEXES - len(self._range_fields)]
+        if not new:
+            return
+        for field in new:
+            name = "chunks_num_" + hashlib.blake2b(field.encode(), digest_size=6).hexdigest()
+            conn.execute(
+                sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} ({})").format(
+                    sql.Identifier(name), self._t("chunks"), numeric_expr(field)
+                )
+            )
+        self._range_fields |= set(new)
+        self._set_meta(conn, "range_fields", sorted(self._range_fields))
+
+    # -- contract: properties and reads ---------------------------------------------------
+    @property
+    def dim(self) -> int | None:
+        return self._dim
+
+    def count(self) -> int:
+        with self.pool.connection() as conn:
+            row = conn.execute(sql.SQL("SELECT n FROM {}").format(self._t("stats"))).fetchone()
+        return int(row[0]) if row else 0
+
+    def doc_ids(self) -> set[str]:
+        with self.pool.connection() as conn:
+            rows = conn.execute(
+                sql.SQL("SELECT doc_id FROM {} UNION SELECT id FROM {}").format(
+                    self._t("chunks"), self._t("parents")
+                )
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
+        if not ids:
+            return []
+        with self.pool.connection() as conn:
+            rows = conn.execute(
+                sql.SQL(
+                    "SELECT id, doc_id, text, title, parent_id, metadata FROM {} WHERE id = ANY(%s)"
+                ).format(self._t("chunks")),
+                (list(ids),),
+            ).fetchall()
+        by_id = {
+            r[0]: Chunk(id=r[0], doc_id=r[1], text=r[2], title=r[3], parent_id=r[4], metadata=r[5])
+            for r in rows
+        }
+        return [by_id[i] for i in ids if i in by_id]
+
+    def get_parents(self, ids: Sequence[str]) -> list[Document]:
+        if not ids:
+            return []
+        with self.pool.connection() as conn:
+            rows = conn.execute(
+                sql.SQL("SELECT id, text, title, metadata FROM {} WHERE id = ANY(%s)").format(
+                    self._t("parents")
+                ),
+                (list(ids),),
+            ).fetchall()
+        by_id = {r[0]: Document(id=r[0], text=r[1], title=r[2], metadata=r[3]) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    # -- contract: search -----------------------------------------------------------------
+    def search_text(self, tokens: Sequence[str], k: int, filters: Filter | None = None) -> Scored:
+        """Okapi BM25 (Lucene idf) over the GIN candidates; repeated query tokens count twice.
+
+        Scores equal bm25s's: the constant factor ``k1 + 1`` of the textbook formula is left out.
+        """
+        weights = Counter(t for t in tokens if _searchable(t))
+        if not weights or k <= 0:
+            return []
+        where, fparams = filter_sql(filters)
+        query = sql.SQL(
+            """
+            WITH st AS (
+                SELECT n::double precision AS n,
+                       greatest(total_len::double precision / nullif(n, 0), 1e-9) AS avgdl
+                FROM {stats}
+            ), q AS (
+                SELECT w.term, w.qtf * ln(1 + (st.n - t.df + 0.5) / (t.df + 0.5)) AS idf
+                FROM unnest(%s::text[], %s::int[]) AS w(term, qtf)
+                JOIN {terms} t ON t.term = w.term CROSS JOIN st
+            )
+            SELECT c.id,
+                   sum(q.idf * x.tf
+                       / (x.tf + {k1} * (1 - {b} + {b} * c.dl / st.avgdl))) AS score
+            FROM {chunks} c
+            CROSS JOIN st
+            JOIN q ON c.tf ? q.term
+            CROSS JOIN LATERAL (SELECT (c.tf ->> q.term)::double precision AS tf) x
+            WHERE c.search_vector @@ %s::tsquery AND ({where})
+            GROUP BY c.id
+            ORDER BY score DESC, c.id
+            LIMIT %s
+            """
+        ).format(
+            stats=self._t("stats"),
+            terms=self._t("terms"),
+            chunks=self._t("chunks"),
+            k1=sql.Literal(BM25_K1),
+            b=sql.Literal(BM25_B),
+            where=where,
+        )
+        terms = list(weights)
+        params = [terms, [weights[t] for t in terms], tsquery_or(terms), *fparams, int(k)]
+        with self.pool.connection() as conn:
+            rows = conn.execute(query, params).fetchall()
+        return [(r[0], float(r[1])) for r in rows if r[1] > 0]
+
+    def search_vector(self, vector: np.ndarray, k: int, filters: Filter | None = None) -> Scored:
+        """HNSW cosine search; score = 1 - cosine distance."""
+        if self._dim is None or k <= 0:
+            return []
+        vec = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if vec.shape[0] != self._dim:
+            raise InvalidParameter(
+                f"query vector has dim {vec.shape[0]}, store has {self._dim}",
+                message=f"查询向量维度 {vec.shape[0]} 与知识库维度 {self._dim} 不一致",
+            )
+        where, fparams = filter_sql(filters)
+        query = sql.SQL(
+            "SELECT id, embedding <=> %s AS dist FROM {chunks} "
+            "WHERE embedding IS NOT NULL AND ({where}) ORDER BY embedding <=> %s LIMIT %s"
+        ).format(chunks=self._t("chunks"), where=where)
+        with self.pool.connection() as conn:
+            if k > self.settings.hnsw_ef_search:
+                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(k, _HNSW_MAX_EF)),))
+            rows = conn.execute(query, [vec, *fparams, vec, int(k)]).fetchall()
+        # iterative scans may return rows slightly out of order
+        hits = sorted(((r[0], 1.0 - float(r[1])) for r in rows), key=lambda h: (-h[1], h[0]))
+        return hits
+
+    # -- contract: writes -----------------------------------------------------------------
+    def _check_vectors(self, n: int, vectors: np.ndarray | None) -> np.ndarray | None:
+        if vectors is None:
+            return None
+        if self._dim is None:
+            raise InvalidParameter(
+                "store created without vectors", message="该知识库未启用向量检索，不能写入向量"
+            )
+        arr = np.asarray(vectors, dtype=np.float32)
+        if arr.ndim != 2 or arr.shape != (n, self._dim):
+            raise InvalidParameter(
+                f"vectors have shape {arr.shape}, expected ({n}, {self._dim})",
+                message=f"向量形状 {tuple(arr.shape)} 与预期 ({n}, {self._dim}) 不一致",
+            )
+        if not np.isfinite(arr).all():
+            raise InvalidParameter("vectors contain NaN or inf", message="向量中包含无效数值（NaN/inf）")
+        return arr
+
+    def upsert(
+        self,
+        chunks: Sequence[Chunk],
+        *,
+        tokens: Sequence[Sequence[str]],
+        vectors: np.ndarray | None = None,
+        parents: Sequence[Document] = (),
+    ) -> None:
+        chunks = list(chunks)
+        if len(tokens) != len(chunks):
+            raise InvalidParameter(
+                f"{len(tokens)} token lists for {len(chunks)} chunks",
+                message="分词结果数量与分块数量不一致",
+            )
+        vecs = self._check_vectors(len(chunks), vectors)
+        # last occurrence of a repeated id wins, as a sequence of single upserts would
+        last = {c.id: i for i, c in enumerate(chunks)}
+        order = sorted(last.values())
+        if not order and not parents:
+            return
+        with self.pool.connection("write") as conn:
+            self._write(conn, [chunks[i] for i in order], [tokens[i] for i in order], vecs, order, parents)
+
+    def _write(
+        self,
+        conn: psycopg.Connection[Any],
+        chunks: list[Chunk],
+        tokens: list[Sequence[str]],
+        vecs: np.ndarray | None,
+        order: list[int],
+        parents: Sequence[Document],
+    ) -> None:
+        has_vec = self._dim is not None
+        if chunks:
+            self._ensure_range_indexes(conn, chunks)
+            conn.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS zw_new (id text, doc_id text, parent_id text, "
+                "title text, text text, metadata jsonb, tf jsonb, dl integer, embedding vector) "
+                "ON COMMIT DELETE ROWS"
+            )
+            with conn.cursor() as cur:
+                cur.execute("TRUNCATE zw_new")
+                with cur.copy(
+                    "COPY zw_new (id, doc_id, parent_id, title, text, metadata, tf, dl, embedding) FROM STDIN"
+                ) as copy:
+                    for row_i, (chunk, toks) in enumerate(zip(chunks, tokens, strict=True)):
+                        tf = Counter(str(t) for t in toks if t)
+                        copy.write_row(
+                            (
+                                chunk.id,
+                                chunk.doc_id,
+                                chunk.parent_id,
+                                chunk.title or "",
+                                chunk.text.replace("\x00", ""),
+                                json_dumps(chunk.metadata),
+                                json_dumps(tf),
+                                sum(tf.values()),
+                                vecs[order[row_i]] if vecs is not None else None,
+                            )
+                        )
+            ids = [c.id for c in chunks]
+            docs = sorted({c.doc_id for c in chunks})
+            same_vec = "n.embedding IS NOT DISTINCT FROM c.embedding" if has_vec else "n.embedding IS NULL"
+            removed = conn.execute(
+                sql.SQL(
+                    """
+                    WITH gone AS (
+                        DELETE FROM {chunks} c
+                        WHERE (c.doc_id = ANY(%s) OR c.id = ANY(%s))
+                          AND NOT EXISTS (
+                            SELECT 1 FROM zw_new n
+                            WHERE n.id = c.id AND n.doc_id = c.doc_id
+                              AND n.parent_id IS NOT DISTINCT FROM c.parent_id
+                              AND n.title = c.title AND n.text = c.text
+                              AND n.metadata = c.metadata AND n.tf = c.tf AND {same_vec})
+                        RETURNING c.tf, c.dl
+                    ), dec AS (
+                        UPDATE {terms} t SET df = t.df - g.cnt
+                        FROM (SELECT key AS term, count(*) AS cnt
+                              FROM gone, jsonb_object_keys(gone.tf) AS key GROUP BY key) g
+                        WHERE t.term = g.term
+                        RETURNING t.term, t.df
+                    )
+                    SELECT count(*), coalesce(sum(dl), 0),
+                           (SELECT coalesce(array_agg(term), '{{}}') FROM dec WHERE df <= 0)
+                    FROM gone
+                    """
+                ).format(chunks=self._t("chunks"), terms=self._t("terms"), same_vec=sql.SQL(same_vec)),
+                (docs, ids),
+            ).fetchone()
+            searchable = (
+                "array_to_tsvector(ARRAY(SELECT k FROM jsonb_object_keys(n.tf) AS k "
+                f"WHERE octet_length(k) <= {_MAX_LEXEME_BYTES}))"
+            )
+            emb_col = sql.SQL(", embedding") if has_vec else sql.SQL("")
+            emb_val = sql.SQL(", n.embedding") if has_vec else sql.SQL("")
+            added = conn.execute(
+                sql.SQL(
+                    """
+                    WITH ins AS (
+                        INSERT INTO {chunks}
+                            (id, doc_id, parent_id, title, text, metadata, tf, dl, search_vector{emb_col})
+                        SELECT n.id, n.doc_id, n.parent_id, n.title, n.text, n.metadata, n.tf, n.dl,
+                               {searchable}{emb_val}
+                        FROM zw_new n
+                        ON CONFLICT (id) DO NOTHING
+                        RETURNING tf, dl
+                    ), inc AS (
+                        INSERT INTO {terms} (term, df)
+                        SELECT key, count(*) FROM ins, jsonb_object_keys(ins.tf) AS key GROUP BY key
+                        ON CONFLICT (term) DO UPDATE SET df = {terms}.df + excluded.df
+                    )
+                    SELECT count(*), coalesce(sum(dl), 0) FROM ins
+                    """
+                ).format(
+                    chunks=self._t("chunks"),
+                    terms=self._t("terms"),
+                    emb_col=emb_col,
+                    emb_val=emb_val,
+                    searchable=sql.SQL(searchable),
+                )
+            ).fetchone()
+            assert removed is not None and added is not None
+            self._drop_terms(conn, removed[2])
+            self._update_stats(conn, int(added[0]) - int(removed[0]), int(added[1]) - int(removed[1]))
+        if parents:
+            self._write_parents(conn, parents)
+
+    def _drop_terms(self, conn: psycopg.Connection[Any], terms: list[str]) -> None:
+        # a separate statement: one statement must not update and delete the same row
+        if terms:
+            conn.execute(
+                sql.SQL("DELETE FROM {} WHERE term = ANY(%s) AND df <= 0").format(self._t("terms")),
+                (terms,),
+            )
+
+    def _update_stats(self, conn: psycopg.Connection[Any], d_n: int, d_len: int) -> None:
+        if d_n or d_len:
+            conn.execute(
+                sql.SQL("UPDATE {} SET n = n + %s, total_len = total_len + %s").format(self._t("stats")),
+                (d_n, d_len),
+            )
+
+    def _write_parents(self, conn: psycopg.Connection[Any], parents: Sequence[Document]) -> None:
+        latest = {p.id: p for p in parents}
+        with conn.cursor() as cur:
+            cur.executemany(
+                sql.SQL(
+                    """
+                    INSERT INTO {} AS p (id, title, text, metadata) VALUES (%s, %s, %s, %s)
+                    ON CONFLICT (id) DO UPDATE
+                    SET title = excluded.title, text = excluded.text, metadata = excluded.metadata
+                    WHERE (p.title, p.text, p.metadata)
+                          IS DISTINCT FROM (excluded.title, excluded.text, excluded.metadata)
+                    """
+                ).format(self._t("parents")),
+                [
+                    (p.id, p.title or "", p.text.replace("\x00", ""), Jsonb(p.metadata, dumps=json_dumps))
+                    for p in latest.values()
+                ],
+            )
+
+    def delete(self, *, chunk_ids: Sequence[str] = (), doc_ids: Sequence[str] = ()) -> int:
+        if not chunk_ids and not doc_ids:
+            return 0
+        with self.pool.connection("write") as conn:
+            row = conn.execute(
+                sql.SQL(
+                    """
+                    WITH gone AS (
+                        DELETE FROM {chunks} c WHERE c.id = ANY(%s) OR c.doc_id = ANY(%s)
+                        RETURNING c.tf, c.dl
+                    ), dec AS (
+                        UPDATE {terms} t SET df = t.df - g.cnt
+                        FROM (SELECT key AS term, count(*) AS cnt
+                              FROM gone, jsonb_object_keys(gone.tf) AS key GROUP BY key) g
+                        WHERE t.term = g.term
+                        RETURNING t.term, t.df
+                    )
+                    SELECT count(*), coalesce(sum(dl), 0),
+                           (SELECT coalesce(array_agg(term), '{{}}') FROM dec WHERE df <= 0)
+                    FROM gone
+                    """
+                ).format(chunks=self._t("chunks"), terms=self._t("terms")),
+                (list(chunk_ids), list(doc_ids)),
+            ).fetchone()
+            assert row is not None
+            self._drop_terms(conn, row[2])
+            if doc_ids:
+                conn.execute(
+                    sql.SQL("DELETE FROM {} WHERE id = ANY(%s)").format(self._t("parents")),
+                    (list(doc_ids),),
+                )
+            self._update_stats(conn, -int(row[0]), -int(row[1]))
+        return int(row[0])
+
+    # -- contract: admin ------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        with self.pool.connection() as conn:
+            row = conn.execute(
+                sql.SQL(
+                    "SELECT s.n, s.total_len, (SELECT count(*) FROM {parents}), "
+                    "(SELECT count(DISTINCT doc_id) FROM {chunks}), (SELECT count(*) FROM {terms}), "
+                    "(SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                    " WHERE c.relnamespace = %s::regnamespace AND c.relkind = 'r') "
+                    "FROM {stats} s"
+                ).format(
+                    parents=self._t("parents"),
+                    chunks=self._t("chunks"),
+                    terms=self._t("terms"),
+                    stats=self._t("stats"),
+                ),
+                (self.schema,),
+            ).fetchone()
+        assert row is not None
+        n, total_len, n_parents, n_docs, n_terms, size = row
+        return {
+            "backend": self.backend,
+            "kb": self.kb,
+            "schema": self.schema,
+            "url": _redact(self.url),
+            "chunks": int(n),
+            "documents": int(n_docs),
+            "parents": int(n_parents),
+            "terms": int(n_terms),
+            "avg_tokens": float(total_len) / n if n else 0.0,
+            "dim": self._dim,
+            "bytes": int(size),
+            "pgvector": self.pgvector_version,
+        }
+
+    def close(self) -> None:
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            release_pool(pool)
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({_redact(self.url)!r}, kb={self.kb!r}, dim={self._dim})"
+
+
+def _redact(url: str) -> str:
+    """The URL without its password (for stats and logs)."""
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
