@@ -125,12 +125,36 @@ def _split_parts(text: str, pattern: re.Pattern[str]) -> list[str]:
     return [p for p in parts if p]
 
 
+def _heading_only(text: str) -> bool:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return bool(lines) and all(_HEADER.match(line) for line in lines)
+
+
+def _glue_headings(parts: list[str]) -> list[str]:
+    """Attach parts that are only header lines to the following part (no header-only pieces)."""
+    out: list[str] = []
+    carry = ""
+    for part in parts:
+        part = carry + part
+        carry = ""
+        if _heading_only(part):
+            carry = part
+            continue
+        out.append(part)
+    if carry:
+        if out:
+            out[-1] += carry
+        else:
+            out.append(carry)
+    return out
+
+
 def _split(text: str, limit: int, level: int = 0) -> list[str]:
     if len(text) <= limit:
         return [text]
     if level >= len(_SEPARATORS):
         return [text[i : i + limit] for i in range(0, len(text), limit)]
-    parts = _split_parts(text, _SEPARATORS[level])
+    parts = _glue_headings(_split_parts(text, _SEPARATORS[level]))
     if len(parts) == 1:
         return _split(text, limit, level + 1)
     out: list[str] = []
@@ -170,28 +194,36 @@ def split_text(text: str, max_chars: int, overlap: int = 0) -> list[tuple[int, s
     return out
 
 
+def chunk_spans(text: str, max_chars: int, overlap: int) -> list[tuple[int, int, str]]:
+    """``(start, end, section)`` of every chunk: ``text[start:end]`` is the chunk's text."""
+    spans: list[tuple[int, int, str]] = []
+    for sec in merge_header_only(split_sections(text)):
+        section = " > ".join(sec.path)
+        for start, piece in split_text(sec.text, max_chars, overlap):
+            body = piece.strip()
+            if body:
+                lead = len(piece) - len(piece.lstrip())
+                begin = sec.start + start + lead
+                spans.append((begin, begin + len(body), section))
+    return spans
+
+
 def chunk_markdown(doc: Document, max_chars: int | None = None, overlap: int | None = None) -> list[Chunk]:
     """Header chunks of one document (see the module docstring)."""
     max_chars, overlap = _defaults(max_chars, overlap)
     chunks: list[Chunk] = []
-    for sec in merge_header_only(split_sections(doc.text)):
-        section = " > ".join(sec.path)
-        for _, piece in split_text(sec.text, max_chars, overlap):
-            body = piece.strip()
-            if not body:
-                continue
-            i = len(chunks)
-            meta = {**doc.metadata, "section": section, "chunk_index": i}
-            chunks.append(
-                Chunk(
-                    id=f"{doc.id}#{i}",
-                    doc_id=doc.id,
-                    text=body,
-                    title=doc.title,
-                    parent_id=doc.id,
-                    metadata=meta,
-                )
+    for i, (start, end, section) in enumerate(chunk_spans(doc.text, max_chars, overlap)):
+        meta = {**doc.metadata, "section": section, "chunk_index": i}
+        chunks.append(
+            Chunk(
+                id=f"{doc.id}#{i}",
+                doc_id=doc.id,
+                text=doc.text[start:end],
+                title=doc.title,
+                parent_id=doc.id,
+                metadata=meta,
             )
+        )
     return chunks
 
 
