@@ -27,6 +27,7 @@ from typing import Any
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from zhiwen.errors import InvalidParameter
 from zhiwen.store.filters import Condition, Filter
 
 _RANGE_SQL = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
@@ -35,8 +36,13 @@ _MAX_OR_TERMS = 64
 
 
 def json_dumps(obj: Any) -> str:
-    """JSON for metadata: non-ASCII kept, unknown types (dates, paths) as strings."""
-    return json.dumps(obj, ensure_ascii=False, default=str)
+    """JSON for metadata (non-ASCII kept); a value JSON cannot hold is a clear error."""
+    try:
+        return json.dumps(obj, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameter(
+            f"metadata is not JSON-serialisable: {exc}", message=f"元数据无法保存为 JSON：{exc}"
+        ) from exc
 
 
 def numeric_expr(field: str, column: str = "metadata") -> sql.Composable:

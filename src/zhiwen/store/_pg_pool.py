@@ -36,6 +36,7 @@ from typing import Any
 
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from zhiwen.config import PostgresSettings
@@ -63,6 +64,18 @@ def unavailable(exc: BaseException | str, kind: str) -> StoreUnavailable:
     return StoreUnavailable(detail, message=DOWN_MESSAGE)
 
 
+def connect_kwargs(url: str, settings: PostgresSettings) -> dict[str, Any]:
+    """Connection options; an ``application_name`` in the URL wins over the default."""
+    kwargs: dict[str, Any] = {"connect_timeout": max(1, round(settings.connect_timeout_s))}
+    try:
+        in_url = "application_name" in conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        in_url = False
+    if not in_url:
+        kwargs["application_name"] = "zhiwen"
+    return kwargs
+
+
 class SharedPool:
     """A :class:`ConnectionPool` plus the probe-and-replace logic above."""
 
@@ -82,10 +95,7 @@ class SharedPool:
         conn.commit()
 
     def _connect_kwargs(self) -> dict[str, Any]:
-        return {
-            "connect_timeout": max(1, round(self.settings.connect_timeout_s)),
-            "application_name": "zhiwen",
-        }
+        return connect_kwargs(self.url, self.settings)
 
     def _new_pool(self) -> ConnectionPool:
         s = self.settings

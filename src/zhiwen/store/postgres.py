@@ -61,7 +61,14 @@ from zhiwen.config import PostgresSettings, get_settings
 from zhiwen.documents import Chunk, Document
 from zhiwen.errors import InvalidParameter, StoreUnavailable
 from zhiwen.store._pg_filters import filter_sql, json_dumps, numeric_expr
-from zhiwen.store._pg_pool import CONNECTION_ERRORS, SharedPool, acquire_pool, release_pool, unavailable
+from zhiwen.store._pg_pool import (
+    CONNECTION_ERRORS,
+    SharedPool,
+    acquire_pool,
+    connect_kwargs,
+    release_pool,
+    unavailable,
+)
 from zhiwen.store.base import Scored
 from zhiwen.store.filters import Filter
 
@@ -135,9 +142,7 @@ def _searchable(token: str) -> bool:
 def _server_features(url: str, settings: PostgresSettings) -> tuple[str, dict[str, str]]:
     """Make sure pgvector is enabled; returns its version and the session settings to apply."""
     try:
-        with psycopg.connect(
-            url, autocommit=True, connect_timeout=max(1, round(settings.connect_timeout_s))
-        ) as conn:
+        with psycopg.connect(url, autocommit=True, **connect_kwargs(url, settings)) as conn:
             row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
             if row is None:
                 try:
@@ -151,7 +156,11 @@ def _server_features(url: str, settings: PostgresSettings) -> tuple[str, dict[st
     except CONNECTION_ERRORS as exc:
         raise unavailable(exc, "connect") from exc
     version = str(row[0]) if row else "0"
-    session = {"hnsw.ef_search": str(min(settings.hnsw_ef_search, _HNSW_MAX_EF))}
+    session = {
+        "hnsw.ef_search": str(min(settings.hnsw_ef_search, _HNSW_MAX_EF)),
+        # short OLTP queries: JIT compilation cost 30-100 ms per query for nothing
+        "jit": "off",
+    }
     major_minor = tuple(int(p) for p in re.findall(r"\d+", version)[:2])
     if major_minor >= (0, 8):
         # keep scanning the graph until LIMIT rows pass the WHERE clause (filtered search)
@@ -357,12 +366,13 @@ class PostgresStore:
 
     # -- contract: search -----------------------------------------------------------------
     def search_text(self, tokens: Sequence[str], k: int, filters: Filter | None = None) -> Scored:
-        """Okapi BM25 (Lucene idf) over the GIN candidates; repeated query tokens count twice.
+        """Okapi BM25 (Lucene idf, k1=1.5, b=0.75) over the candidates the GIN index finds.
 
-        Scores equal bm25s's: the constant factor ``k1 + 1`` of the textbook formula is left out.
+        The same scores as the embedded backend: repeated query tokens count once, statistics
+        (N, df, avgdl) are over all chunks, the filter only decides which chunks may be returned.
         """
-        weights = Counter(t for t in tokens if _searchable(t))
-        if not weights or k <= 0:
+        terms = list(dict.fromkeys(t for t in tokens if _searchable(t)))
+        if not terms or k <= 0:
             return []
         where, fparams = filter_sql(filters)
         query = sql.SQL(
@@ -370,14 +380,14 @@ class PostgresStore:
             WITH st AS (
                 SELECT n::double precision AS n,
                        greatest(total_len::double precision / nullif(n, 0), 1e-9) AS avgdl
-                FROM {stats}
+                FROM {stats} LIMIT 1
             ), q AS (
-                SELECT w.term, w.qtf * ln(1 + (st.n - t.df + 0.5) / (t.df + 0.5)) AS idf
-                FROM unnest(%s::text[], %s::int[]) AS w(term, qtf)
-                JOIN {terms} t ON t.term = w.term CROSS JOIN st
+                SELECT t.term, ln(1 + (st.n - t.df + 0.5) / (t.df + 0.5)) AS idf
+                FROM {terms} t CROSS JOIN st
+                WHERE t.term = ANY(%s::text[])
             )
             SELECT c.id,
-                   sum(q.idf * x.tf
+                   sum(q.idf * x.tf * ({k1} + 1)
                        / (x.tf + {k1} * (1 - {b} + {b} * c.dl / st.avgdl))) AS score
             FROM {chunks} c
             CROSS JOIN st
@@ -396,8 +406,7 @@ class PostgresStore:
             b=sql.Literal(BM25_B),
             where=where,
         )
-        terms = list(weights)
-        params = [terms, [weights[t] for t in terms], tsquery_or(terms), *fparams, int(k)]
+        params = [terms, tsquery_or(terms), *fparams, int(k)]
         with self.pool.connection() as conn:
             rows = conn.execute(query, params).fetchall()
         return [(r[0], float(r[1])) for r in rows if r[1] > 0]
@@ -457,6 +466,10 @@ class PostgresStore:
                 f"{len(tokens)} token lists for {len(chunks)} chunks",
                 message="分词结果数量与分块数量不一致",
             )
+        if any(isinstance(t, str | bytes) for t in tokens):
+            raise InvalidParameter(
+                "tokens must be lists of strings, not a string", message="分词结果格式错误"
+            )
         vecs = self._check_vectors(len(chunks), vectors)
         # last occurrence of a repeated id wins, as a sequence of single upserts would
         last = {c.id: i for i, c in enumerate(chunks)}
@@ -489,7 +502,7 @@ class PostgresStore:
                     "COPY zw_new (id, doc_id, parent_id, title, text, metadata, tf, dl, embedding) FROM STDIN"
                 ) as copy:
                     for row_i, (chunk, toks) in enumerate(zip(chunks, tokens, strict=True)):
-                        tf = Counter(str(t) for t in toks if t)
+                        tf = Counter(str(t) for t in toks if t)  # "" cannot be a lexeme
                         copy.write_row(
                             (
                                 chunk.id,
@@ -499,7 +512,7 @@ class PostgresStore:
                                 chunk.text.replace("\x00", ""),
                                 json_dumps(chunk.metadata),
                                 json_dumps(tf),
-                                sum(tf.values()),
+                                len(toks),  # document length as the embedded store counts it
                                 vecs[order[row_i]] if vecs is not None else None,
                             )
                         )
