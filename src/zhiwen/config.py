@@ -143,6 +143,8 @@ class ListingsSettings(BaseModel):
     llm_cache_size: int = Field(256, ge=0)
     llm_calls_per_minute: int = Field(30, ge=0)
     max_results_limit: int = Field(50, ge=1)
+    # relax constraints only when fewer exact matches than min(max_results, relax_below) exist
+    relax_below: int = Field(3, ge=0)
 
 
 class Settings(BaseSettings):

@@ -1,0 +1,515 @@
+"""The property-search pipeline of seed 000: understand → retrieve → re-score → answer.
+
+1. **Cache**: the full result is cached (bounded LRU, ``settings.listings.cache_size``) under
+   (normalised question, max_results, KB name, KB revision): a repeated question costs no
+   retrieval and no LLM call, and re-indexing the KB (a new revision) invalidates it.
+2. **Understand**: rules (:mod:`.extract`), the stage-2 quality check, and — only when an LLM
+   is configured and the question is complex — the LLM fallback (:mod:`.understand_llm`),
+   running *in parallel* with the vector and full-text branches (a thread pool of 4).
+3. **Retrieve**: the explicit constraints are store filters inside both branches; the branches
+   are fused with RRF (k = ``settings.listings.rrf_k`` = 40). Fewer exact matches than
+   ``min(max_results, settings.listings.relax_below)`` → relax in
+   :data:`~.extract.RELAX_ORDER` and say so in ``match_reasons`` ("已放宽: 面积条件").
+4. **Re-score** (:mod:`.scoring`) and keep the best ``max_results``; exact matches rank first.
+5. **Answer**: ONE LLM call grounded in the retrieved listings; without an LLM (or when it
+   fails) an answer composed from the listings, flagged ``llm_used: false``.
+
+Example::
+
+    >>> svc = ListingsService(open_kb("listings"))
+    >>> out = svc.ask("浦东800万以内的两房，要有电梯", max_results=3)
+    >>> out["retrieved_properties"][0]["match_reasons"]
+    ['价格符合预算 0-800万', '位置匹配: 浦东新区·三林', '户型符合: 2室1厅', '满足特殊需求: 电梯']
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import re
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from zhiwen.apps.listings.extract import (
+    Requirements,
+    assess,
+    extract_rules,
+    hard_filters,
+    normalise_question,
+    relaxable_steps,
+)
+from zhiwen.apps.listings.gazetteer import get_gazetteer
+from zhiwen.apps.listings.scoring import Weights, score_listing
+from zhiwen.apps.listings.understand_llm import LLMExtractor, LRUCache, merge
+from zhiwen.config import Settings, get_settings
+from zhiwen.documents import SearchHit
+from zhiwen.errors import InvalidParameter, LLMError, MissingParameter, WrongParameterType, ZhiwenError
+from zhiwen.generate.base import ChatModel
+from zhiwen.metrics import EXTRACTIVE_ANSWERS, FALLBACKS
+from zhiwen.retrieve.fusion import rrf
+
+log = logging.getLogger(__name__)
+
+_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="listings")
+_UNSET: Any = object()
+
+ADVISER_PROMPT = """你是一位专业、热情的房产顾问，目标是帮客户找到合适的房子并推动他进一步看房。
+严格要求：只能使用下面“房源信息”中给出的事实（价格、面积、户型、楼层、年代、装修、电梯、朝向、标题中的描述）。
+不要编造房源信息里没有的内容（例如具体学校、地铁线路、小区配套、税费、升值预期）；房源信息没有提到的，请说明“需进一步核实”。
+如果某套房源有“已放宽”的条件，要如实告诉客户它哪一点不完全符合要求。
+
+客户的问题：{question}
+客户的具体要求：{requirements}
+
+房源信息（按匹配度排序）：
+{listings}
+
+请用中文回答：先一句话总结推荐，再逐套说明核心优势和需要注意的地方（引用房源编号），最后给出看房建议。"""
+
+
+def _fmt(x: Any) -> str:
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def describe_requirements(req: Requirements) -> str:
+    """One Chinese line summarising what was understood (for prompts and composed answers)."""
+    parts: list[str] = []
+    if req.cities:
+        parts.append("、".join(req.cities))
+    if req.places:
+        parts.append("位置: " + req.location_text())
+    if req.exclude_places:
+        parts.append("排除: " + "、".join(p.name for p in req.exclude_places))
+    if req.has_price:
+        parts.append("预算: " + req.price_text())
+    if req.unit_price_max:
+        parts.append(f"单价不超过{req.unit_price_max:g}元/㎡")
+    if req.has_rooms:
+        parts.append("户型: " + req.rooms_text() + (f"{req.halls}厅" if req.halls is not None else ""))
+    if req.has_area:
+        parts.append("面积: " + req.area_text())
+    if req.property_type:
+        parts.append("类型: " + req.property_type)
+    if req.elevator is not None:
+        parts.append("有电梯" if req.elevator else "无电梯")
+    if req.decoration_in:
+        parts.append("装修: " + "/".join(req.decoration_in))
+    if req.decoration_exclude:
+        parts.append("不要" + "/".join(req.decoration_exclude))
+    if req.floor_in:
+        parts.append("楼层: " + "/".join(req.floor_in))
+    if req.floor_exclude:
+        parts.append("不要" + "/".join(req.floor_exclude))
+    if req.build_year_min:
+        parts.append(f"{req.build_year_min}年及以后建成")
+    if req.north_south:
+        parts.append("南北通透")
+    elif req.facing_south:
+        parts.append("朝南")
+    specials = [s for s in req.special if s not in ("朝南", "南北通透")]
+    if specials:
+        parts.append("特殊需求: " + "、".join(specials))
+    if req.negations:
+        parts.append("避开: " + "、".join(req.negations))
+    return "；".join(parts) or "未提取到明确条件"
+
+
+def property_view(meta: dict[str, Any], doc_id: str) -> dict[str, Any]:
+    """The API shape of one listing (seed 000's fields + the typed ones)."""
+    city = meta.get("city") or ""
+    district = meta.get("district") or ""
+    bankuai = meta.get("bankuai") or ""
+    location = f"{city}市{district}" + (f"·{bankuai}" if bankuai else "")
+    return {
+        "id": doc_id,
+        "title": meta.get("title") or meta.get("xiaoqu") or doc_id,
+        "location": location,
+        "price": meta.get("price"),
+        "city": city,
+        "district": district or None,
+        "bankuai": bankuai or None,
+        "xiaoqu": meta.get("xiaoqu"),
+        "area": meta.get("area"),
+        "rooms": meta.get("rooms"),
+        "halls": meta.get("halls"),
+        "layout": meta.get("layout"),
+        "property_type": meta.get("property_type"),
+        "floor": meta.get("floor"),
+        "floor_level": meta.get("floor_level"),
+        "total_floors": meta.get("total_floors"),
+        "build_year": meta.get("build_year"),
+        "building_type": meta.get("building_type"),
+        "decoration": meta.get("decoration"),
+        "elevator": meta.get("elevator"),
+        "orientation": meta.get("orientation"),
+        "unit_price": meta.get("unit_price"),
+    }
+
+
+def _listing_line(i: int, p: dict[str, Any]) -> str:
+    bits = [p["location"]]
+    if p.get("xiaoqu"):
+        bits.append(f"{p['xiaoqu']}小区")
+    if p.get("layout"):
+        bits.append(p["layout"])
+    if p.get("area") is not None:
+        bits.append(f"{_fmt(p['area'])}㎡")
+    price = f"总价{_fmt(p['price'])}万"
+    if p.get("unit_price"):
+        price += f"（单价{p['unit_price']}元/㎡）"
+    bits.append(price)
+    if p.get("floor"):
+        bits.append(p["floor"])
+    if p.get("build_year"):
+        bits.append(f"{p['build_year']}年建")
+    if p.get("decoration") and p["decoration"] != "其他":
+        bits.append(p["decoration"])
+    if p.get("elevator") is not None:
+        bits.append("有电梯" if p["elevator"] else "无电梯")
+    if p.get("orientation"):
+        bits.append("朝" + p["orientation"].replace(" ", ""))
+    return f"{i}. 【{p['title']}】" + "，".join(bits)
+
+
+def compose_answer(question: str, req: Requirements, props: list[dict[str, Any]], note: str) -> str:
+    """The extractive answer: the listings and their reasons, with a note that no LLM wrote it."""
+    lines = [note]
+    if not props:
+        lines.append(f"根据您的需求（{describe_requirements(req)}），暂时没有找到符合条件的房源。")
+        lines.append("建议适当放宽预算、面积或区域条件后再试。")
+        return "\n".join(lines)
+    lines.append(f"根据您的需求（{describe_requirements(req)}），为您找到 {len(props)} 套房源：")
+    for i, p in enumerate(props, start=1):
+        lines.append(_listing_line(i, p))
+        lines.append(f"   匹配度 {p['match_percentage']}%：" + "；".join(p["match_reasons"]))
+    if any(p.get("relaxed") for p in props):
+        lines.append("注：标有“已放宽”的房源并不完全符合您的全部条件，请留意。")
+    lines.append("以上信息均来自房源挂牌数据，学区、交通等细节请在看房时进一步核实。")
+    return "\n".join(lines)
+
+
+class ListingsService:
+    """Seed 000's ``ask`` over one listings knowledge base (thread-safe)."""
+
+    def __init__(
+        self,
+        kb: Any,
+        *,
+        settings: Settings | None = None,
+        llm: ChatModel | None = _UNSET,
+    ) -> None:
+        self.kb = kb
+        self.settings = settings or getattr(kb, "settings", None) or get_settings()
+        ls = self.settings.listings
+        if llm is _UNSET:
+            from zhiwen.generate.llm import get_llm
+
+            llm = get_llm(self.settings)
+        self.llm: ChatModel | None = llm
+        self.weights = Weights.from_settings(ls)
+        self.cache = LRUCache(ls.cache_size, "listings_ask")
+        self.extractor = (
+            LLMExtractor(llm, cache_size=ls.llm_cache_size, calls_per_minute=ls.llm_calls_per_minute)
+            if llm is not None
+            else None
+        )
+        self._cities: tuple[int, set[str]] | None = None
+        self._lock = threading.Lock()
+
+    # -- validation and cache ---------------------------------------------------------------
+    def validate(self, question: Any, max_results: Any) -> tuple[str, int]:
+        if not isinstance(question, str):
+            raise WrongParameterType(
+                f"question must be a string, got {type(question).__name__}",
+                message="参数类型错误：question 应为字符串",
+            )
+        q = question.strip()
+        if not q:
+            raise MissingParameter("empty question", message="问题不能为空")
+        limit = self.settings.api.max_question_chars
+        if len(q) > limit:
+            raise InvalidParameter(
+                f"question has {len(q)} chars, limit {limit}",
+                message=f"问题过长：{len(q)} 个字符，最多 {limit} 个",
+            )
+        if isinstance(max_results, bool) or not isinstance(max_results, int):
+            raise WrongParameterType(
+                "max_results must be an integer", message="参数类型错误：max_results 应为整数"
+            )
+        top = self.settings.listings.max_results_limit
+        if not 1 <= max_results <= top:
+            raise InvalidParameter(
+                f"max_results must be in 1..{top}", message=f"max_results 必须在 1 到 {top} 之间"
+            )
+        return q, max_results
+
+    def cache_key(self, question: str, max_results: int) -> tuple[Any, ...]:
+        return (normalise_question(question).lower(), max_results, self.kb.name, self.kb.revision)
+
+    def cached(self, question: str, max_results: int = 3) -> dict[str, Any] | None:
+        """The cached answer (marked ``cached: true``) or None; no retrieval, no LLM."""
+        q, n = self.validate(question, max_results)
+        hit = self.cache.get(self.cache_key(q, n))
+        if hit is None:
+            return None
+        out = dict(hit)
+        out["cached"] = True
+        return out
+
+    # -- helpers ------------------------------------------------------------------------------
+    def kb_cities(self) -> set[str]:
+        """Cities present in the KB (probed once per revision with a 1-hit BM25 per city)."""
+        rev = self.kb.revision
+        with self._lock:
+            if self._cities is not None and self._cities[0] == rev:
+                return self._cities[1]
+        found: set[str] = set()
+        for city in get_gazetteer().cities:
+            try:
+                if self.kb.search(city, mode="bm25", top_k=1, filters={"city": city}):
+                    found.add(city)
+            except ZhiwenError:
+                log.debug("city probe failed for %s", city, exc_info=True)
+        with self._lock:
+            self._cities = (rev, found)
+        return found
+
+    @staticmethod
+    def search_text(question: str, req: Requirements) -> str:
+        """The retrieval query: the question without negated clauses, plus canonical words."""
+        t = normalise_question(question)
+        t = re.sub(r"(不要|不想要|不考虑|不接受|远离|避开|拒绝|别|排除)[^，,。；;！!？?、和]{0,8}", " ", t)
+        extra = [p.name.replace("/", " ") for p in req.places] + req.estates + req.special + req.keywords
+        extra += req.decoration_in
+        text = " ".join([t, *extra]).strip()
+        return text or question
+
+    def _branch(self, query: str, mode: str, k: int, filters: dict[str, Any]) -> list[SearchHit]:
+        try:
+            return self.kb.search(query, mode=mode, top_k=k, filters=filters)
+        except InvalidParameter as exc:
+            if mode == "dense":  # a KB without vectors: full-text answers alone
+                log.debug("dense branch unavailable: %s", exc)
+                return []
+            raise
+
+    def _retrieve(
+        self, query: str, filters: dict[str, Any], k: int, futures: dict[str, Future[Any]] | None = None
+    ) -> list[tuple[SearchHit, float]]:
+        """Vector ∥ full-text under the filters, RRF-fused: [(hit, rrf score)] best first."""
+        if futures is None:
+            futures = {
+                "dense": _POOL.submit(self._branch, query, "dense", k, filters),
+                "bm25": _POOL.submit(self._branch, query, "bm25", k, filters),
+            }
+        lists: dict[str, list[SearchHit]] = {}
+        errors: list[BaseException] = []
+        for name, fut in futures.items():
+            try:
+                lists[name] = fut.result()
+            except Exception as exc:  # one failing branch leaves the other to answer
+                errors.append(exc)
+                FALLBACKS.labels(kind=f"listings_{name}_failed").inc()
+                log.warning("listings %s branch failed: %s", name, exc)
+        if len(errors) == len(futures) and errors:
+            raise errors[0]
+        by_id: dict[str, SearchHit] = {}
+        rankings = []
+        for hits in lists.values():
+            if hits:
+                rankings.append([(h.id, float(h.score)) for h in hits])
+                for h in hits:
+                    by_id.setdefault(h.id, h)
+        fused = rrf(rankings, k=self.settings.listings.rrf_k) if rankings else []
+        return [(by_id[i], s) for i, s in fused]
+
+    # -- the pipeline ---------------------------------------------------------------------------
+    def ask(self, question: str, max_results: int = 3, *, use_cache: bool = True) -> dict[str, Any]:
+        q, n = self.validate(question, max_results)
+        key = self.cache_key(q, n)
+        if use_cache:
+            hit = self.cache.get(key)
+            if hit is not None:
+                out = dict(hit)
+                out["cached"] = True
+                return out
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        ls = self.settings.listings
+
+        req = extract_rules(q, kb_cities=self.kb_cities())
+        quality = assess(q, req)
+        timings["rules_ms"] = (time.perf_counter() - t0) * 1000
+        k = max(quality.dynamic_k, 4 * n)
+        query = self.search_text(q, req)
+        filters = hard_filters(req, tolerance=ls.price_over_budget_tolerance)
+
+        # extraction ∥ vector ∥ full-text (seed 000's parallel tasks)
+        tr = time.perf_counter()
+        llm_future: Future[Any] | None = None
+        if self.extractor is not None and quality.needs_llm:
+            llm_future = _POOL.submit(self.extractor.extract, q)
+        futures = {
+            "dense": _POOL.submit(self._branch, query, "dense", k, filters),
+            "bm25": _POOL.submit(self._branch, query, "bm25", k, filters),
+        }
+        llm_used_for_extract = False
+        if llm_future is not None:
+            data = llm_future.result()
+            if data:
+                merged = merge(copy.deepcopy(req), data)
+                llm_used_for_extract = True
+                if hard_filters(merged, tolerance=ls.price_over_budget_tolerance) != filters or (
+                    self.search_text(q, merged) != query
+                ):
+                    for fut in futures.values():
+                        fut.cancel()
+                    req = merged
+                    query = self.search_text(q, req)
+                    filters = hard_filters(req, tolerance=ls.price_over_budget_tolerance)
+                    futures = {}
+                else:
+                    req = merged
+        fused = self._retrieve(query, filters, k, futures or None)
+        timings["retrieve_ms"] = (time.perf_counter() - tr) * 1000
+
+        # relaxation: exact matches first, then listings that need a stated relaxation
+        tiers: list[tuple[list[tuple[SearchHit, float]], list[str]]] = [(fused, [])]
+        seen = {h.id for h, _ in fused}
+        relaxed: set[str] = set()
+        labels: list[str] = []
+        if len(fused) < min(n, ls.relax_below) and not req.unknown_city:
+            for step, label in relaxable_steps(req):
+                relaxed.add(step)
+                labels.append(label)
+                more = self._retrieve(
+                    query, hard_filters(req, relaxed, tolerance=ls.price_over_budget_tolerance), k
+                )
+                new = [(h, s) for h, s in more if h.id not in seen]
+                if new:
+                    tiers.append((new, list(labels)))
+                    seen.update(h.id for h, _ in new)
+                if sum(len(t) for t, _ in tiers) >= n:
+                    break
+
+        ts = time.perf_counter()
+        props: list[dict[str, Any]] = []
+        for hits, tier_labels in tiers:
+            if not hits:
+                continue
+            best = max(s for _, s in hits) or 1.0
+            scored = []
+            for h, s in hits:
+                meta = dict(h.chunk.metadata)
+                sc = score_listing(meta, req, rrf_norm=s / best, weights=self.weights, relaxed=tier_labels)
+                scored.append((sc.score, h, meta, sc))
+            scored.sort(key=lambda x: (-x[0], x[1].id))
+            for score, h, meta, sc in scored:
+                if len(props) >= n:
+                    break
+                p = property_view(meta, h.chunk.doc_id)
+                p["match_score"] = round(score, 4)
+                p["match_percentage"] = round(score * 100)
+                p["match_reasons"] = sc.reasons or ["与问题语义相关"]
+                p["relaxed"] = bool(tier_labels)
+                props.append(p)
+            if len(props) >= n:
+                break
+        timings["rescore_ms"] = (time.perf_counter() - ts) * 1000
+
+        ta = time.perf_counter()
+        answer, llm_used, cacheable = self._answer(q, req, props)
+        timings["answer_ms"] = (time.perf_counter() - ta) * 1000
+        timings["total_ms"] = (time.perf_counter() - t0) * 1000
+        result: dict[str, Any] = {
+            "answer": answer,
+            "retrieved_properties": props,
+            "llm_used": llm_used,
+            "requirements": req.summary(),
+            "relaxed": labels if any(p["relaxed"] for p in props) else [],
+            "quality": {
+                "dimensions": quality.dimensions,
+                "complex_patterns": quality.complex_patterns,
+                "complexity": quality.complexity,
+                "dynamic_k": quality.dynamic_k,
+                "llm_extraction": llm_used_for_extract,
+            },
+            "kb": self.kb.name,
+            "kb_revision": self.kb.revision,
+            "cached": False,
+            "timings_ms": {k2: round(v, 2) for k2, v in timings.items()},
+        }
+        if use_cache and cacheable:
+            self.cache.put(key, result)
+        return result
+
+    def _answer(
+        self, question: str, req: Requirements, props: list[dict[str, Any]]
+    ) -> tuple[str, bool, bool]:
+        """(answer, llm_used, cacheable). One LLM call; failures fall back and are not cached."""
+        if self.llm is None:
+            EXTRACTIVE_ANSWERS.labels(app="listings", reason="no_llm").inc()
+            note = "（未配置大模型：以下回答由系统根据检索到的房源自动整理。）"
+            return compose_answer(question, req, props, note), False, True
+        if not props:
+            EXTRACTIVE_ANSWERS.labels(app="listings", reason="no_results").inc()
+            return compose_answer(question, req, props, "（没有检索到房源，未调用大模型。）"), False, True
+        listing_text = "\n".join(
+            _listing_line(i, p) + f"\n   匹配理由：{'；'.join(p['match_reasons'])}"
+            for i, p in enumerate(props, start=1)
+        )
+        prompt = ADVISER_PROMPT.format(
+            question=question, requirements=describe_requirements(req), listings=listing_text
+        )
+        try:
+            from zhiwen.generate.llm import llm_purpose
+
+            with llm_purpose("listings_answer"):
+                reply = self.llm.chat([{"role": "user", "content": prompt}])
+            text = (reply.content or "").strip()
+            if not text:
+                raise LLMError("empty answer", data={"outcome": "empty"})
+            return text, True, True
+        except LLMError as exc:
+            EXTRACTIVE_ANSWERS.labels(app="listings", reason="llm_error").inc()
+            FALLBACKS.labels(kind="listings_answer_llm_error").inc()
+            log.warning("listings: answer LLM failed (%s); composed answer", exc)
+            note = f"（大模型暂时不可用（{exc.message}），以下回答由系统根据检索到的房源自动整理。）"
+            return compose_answer(question, req, props, note), False, False
+
+
+# -- one service per knowledge base ------------------------------------------------------------
+_SERVICES: dict[tuple[str, str, str, str], ListingsService] = {}
+_SERVICES_LOCK = threading.Lock()
+
+
+def get_service(
+    kb: Any, settings: Settings | None = None, *, llm: ChatModel | None = _UNSET
+) -> ListingsService:
+    """The shared service of ``kb`` (its caches live as long as the process)."""
+    settings = settings or getattr(kb, "settings", None) or get_settings()
+    key = (str(settings.home), kb.name, settings.llm.base_url or "", settings.llm.model)
+    with _SERVICES_LOCK:
+        svc = _SERVICES.get(key)
+        if svc is None or (llm is not _UNSET and svc.llm is not llm):
+            svc = ListingsService(kb, settings=settings, llm=llm)
+            _SERVICES[key] = svc
+        svc.kb = kb  # the registry may have re-opened it after a re-index
+        return svc
+
+
+def reset_services() -> None:
+    """Forget every service and its caches (tests)."""
+    with _SERVICES_LOCK:
+        _SERVICES.clear()
+
+
+__all__ = [
+    "ListingsService",
+    "compose_answer",
+    "describe_requirements",
+    "get_service",
+    "property_view",
+]
