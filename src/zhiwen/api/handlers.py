@@ -1,0 +1,159 @@
+"""Exception handlers: every failure becomes a 4xx/5xx ``{code, message, data}`` envelope.
+
+* :class:`~zhiwen.errors.ZhiwenError` → its ``http_status`` / ``code`` / ``message``; ``detail``
+  (technical, English) and ``data`` go under ``data``.
+* request validation → 422 with 3001 (missing field, ``缺少必需参数：top_k``), 3002 (wrong type,
+  ``参数类型错误：top_k``) or 3003 (value out of range / invalid); malformed JSON → 400 / 3002.
+* Starlette HTTP errors (unknown route 404, wrong method 405, body parse error 400) → envelope.
+* anything else → 500 / 1099, logged with the request id (the request middleware also catches
+  errors that escape the app, so this is a second net).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from zhiwen.api.envelope import error_response
+from zhiwen.errors import ZhiwenError
+
+log = logging.getLogger(__name__)
+
+MISSING = 3001
+WRONG_TYPE = 3002
+INVALID = 3003
+
+# pydantic error types whose cause is the value's type rather than its value
+_TYPE_ERROR_SUFFIXES = ("_type", "_parsing")
+_TYPE_ERRORS = frozenset({"model_attributes_type", "dict_type", "list_type", "is_instance_of"})
+
+_RANGE_TEMPLATES = {
+    "greater_than": "{field} 必须大于 {gt}",
+    "greater_than_equal": "{field} 必须大于等于 {ge}",
+    "less_than": "{field} 必须小于 {lt}",
+    "less_than_equal": "{field} 必须小于等于 {le}",
+    "string_too_short": "{field} 不能为空",
+    "string_too_long": "{field} 过长（最多 {max_length} 个字符）",
+    "too_short": "{field} 至少需要 {min_length} 项",
+    "too_long": "{field} 最多 {max_length} 项",
+    "literal_error": "{field} 取值无效，可选：{expected}",
+    "enum": "{field} 取值无效，可选：{expected}",
+    "string_pattern_mismatch": "{field} 格式无效",
+    "extra_forbidden": "未知参数：{field}",
+}
+
+
+def field_name(loc: Sequence[Any]) -> str:
+    """``("body", "filters", "price")`` → ``filters.price``; the body itself → ``body``."""
+    parts = [str(p) for p in loc]
+    if parts and parts[0] in ("body", "query", "path", "header", "cookie"):
+        parts = parts[1:] if len(parts) > 1 else parts
+    return ".".join(parts) or "body"
+
+
+def classify_validation_error(err: dict[str, Any]) -> tuple[int, int, str]:
+    """One pydantic error → (http status, seed-003 code, Chinese message)."""
+    etype = str(err.get("type", ""))
+    loc = tuple(err.get("loc", ()))
+    ctx = err.get("ctx") or {}
+    if etype == "json_invalid":
+        pos = loc[1] if len(loc) > 1 else "?"
+        return 400, WRONG_TYPE, f"请求体不是合法的 JSON（位置 {pos}）"
+    name = field_name(loc)
+    if etype == "missing":
+        if name == "body":
+            return 422, MISSING, "缺少必需参数：请求体（JSON）"
+        return 422, MISSING, f"缺少必需参数：{name}"
+    if etype.startswith("zhiwen_"):  # our own PydanticCustomError: message is already Chinese
+        return 422, INVALID, str(err.get("msg", "参数取值无效"))
+    if etype in _TYPE_ERRORS or etype.endswith(_TYPE_ERROR_SUFFIXES):
+        if name == "body":
+            return 422, WRONG_TYPE, "参数类型错误：请求体应为 JSON 对象"
+        return 422, WRONG_TYPE, f"参数类型错误：{name}"
+    template = _RANGE_TEMPLATES.get(etype)
+    if template:
+        try:
+            return 422, INVALID, template.format(field=name, **ctx)
+        except (KeyError, IndexError):
+            pass
+    return 422, INVALID, f"参数取值无效：{name}"
+
+
+def _errors_data(errors: Sequence[Any]) -> list[dict[str, Any]]:
+    out = []
+    for e in errors[:20]:
+        loc = e.get("loc", ())
+        name = "body" if e.get("type") == "json_invalid" else field_name(loc)
+        out.append({"field": name, "type": e.get("type"), "msg": e.get("msg")})
+    return out
+
+
+async def zhiwen_error_handler(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ZhiwenError)
+    if exc.http_status >= 500:
+        log.warning("request failed: %s", exc, extra={"code": exc.code})
+    data: dict[str, Any] = {}
+    if exc.detail:
+        data["detail"] = exc.detail
+    if exc.data is not None:
+        data["extra"] = jsonable_encoder(exc.data)
+    headers = {"WWW-Authenticate": "Bearer"} if exc.http_status == 401 else None
+    return error_response(exc.http_status, exc.code, exc.message, data or None, headers)
+
+
+async def validation_error_handler(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = list(exc.errors())
+    if not errors:
+        return error_response(422, INVALID, "参数取值无效")
+    # the most basic problem first: JSON syntax, then a missing field, then types, then values
+    ranked = sorted(
+        errors, key=lambda e: classify_validation_error(e)[1] if e.get("type") != "json_invalid" else 0
+    )
+    status, code, message = classify_validation_error(ranked[0])
+    return error_response(status, code, message, {"errors": _errors_data(errors)})
+
+
+_HTTP_CODES = {
+    401: (3006, "未授权：缺少或错误的访问令牌"),
+    404: (3004, "资源不存在"),
+    413: (3005, "请求内容过大"),
+}
+
+
+async def http_error_handler(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    status = exc.status_code
+    if status in _HTTP_CODES:
+        code, message = _HTTP_CODES[status]
+    elif status == 405:
+        code, message = INVALID, f"不支持的请求方法：{request.method}"
+    elif status == 400:
+        code, message = WRONG_TYPE, "请求体无法解析，请发送 UTF-8 编码的 JSON"
+    elif status < 500:
+        code, message = INVALID, "请求无效"
+    else:
+        code, message = 1099, "服务暂时不可用，请稍后重试"
+    detail = exc.detail if isinstance(exc.detail, str) else None
+    return error_response(
+        status, code, message, {"detail": detail} if detail else None, dict(exc.headers or {})
+    )
+
+
+async def unexpected_error_handler(request: Request, exc: Exception) -> JSONResponse:
+    log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return error_response(500, 1099, "服务暂时不可用，请稍后重试")
+
+
+def install_exception_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(ZhiwenError, zhiwen_error_handler)
+    app.add_exception_handler(RequestValidationError, validation_error_handler)
+    app.add_exception_handler(StarletteHTTPException, http_error_handler)
+    app.add_exception_handler(Exception, unexpected_error_handler)

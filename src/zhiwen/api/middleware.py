@@ -1,0 +1,172 @@
+"""Pure-ASGI middleware: request context (id, metrics, access log, last-resort 500) and body limit.
+
+* :class:`RequestContextMiddleware` — reads/creates ``X-Request-ID`` and returns it, sets the
+  request-id and settings context variables (log lines and the :data:`zhiwen.api.deps.Question`
+  validator see them), counts ``zhiwen_http_requests_total`` / latency by route *template*, writes
+  one access-log line, and turns any exception that escaped the app into a 500 envelope.
+* :class:`BodyLimitMiddleware` — refuses bodies over ``settings.api.max_body_bytes`` with 413 /
+  3005 *before* anything parses them: by ``Content-Length`` up front, and by counting the
+  streamed bytes (chunked uploads) while buffering the body for the app.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import uuid
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from zhiwen.api.deps import current_settings_var
+from zhiwen.api.envelope import error_body
+from zhiwen.config import Settings
+from zhiwen.logging import request_id_var
+from zhiwen.metrics import HTTP_LATENCY, HTTP_REQUESTS
+
+log = logging.getLogger("zhiwen.api.access")
+_REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
+
+
+async def _send_envelope(
+    send: Send, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]]
+) -> None:
+    payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+def route_template(scope: Scope) -> str:
+    """The matched route's path template (``/api/v1/kbs``), never the raw path (cardinality)."""
+    route = scope.get("route")
+    path = getattr(route, "path_format", None) or getattr(route, "path", None)
+    if path:
+        return str(path)
+    if str(scope.get("path", "")).startswith("/static/"):
+        return "/static/{path}"
+    return "<unmatched>"
+
+
+class RequestContextMiddleware:
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.settings = settings
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        incoming = ""
+        for key, value in scope.get("headers", ()):
+            if key == b"x-request-id":
+                incoming = value.decode("latin-1").strip()
+                break
+        request_id = incoming if _REQUEST_ID_RE.match(incoming) else uuid.uuid4().hex[:16]
+        rid_token = request_id_var.set(request_id)
+        settings_token = current_settings_var.set(self.settings)
+        rid_header = (b"x-request-id", request_id.encode("latin-1"))
+        status = 500
+        started = False
+        t0 = time.perf_counter()
+
+        async def send_wrapper(message: Message) -> None:
+            nonlocal status, started
+            if message["type"] == "http.response.start":
+                started = True
+                status = int(message["status"])
+                message = {**message, "headers": [*message.get("headers", []), rid_header]}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_wrapper)
+        except Exception:
+            log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
+            if not started:
+                status = 500
+                body = error_body(1099, "服务暂时不可用，请稍后重试", {"request_id": request_id})
+                await _send_envelope(send, 500, body, [rid_header])
+        finally:
+            elapsed = time.perf_counter() - t0
+            route = route_template(scope)
+            method = str(scope.get("method", ""))
+            HTTP_REQUESTS.labels(route=route, method=method, status=str(status)).inc()
+            HTTP_LATENCY.labels(route=route, method=method).observe(elapsed)
+            log.info(
+                "%s %s %d %.1fms",
+                method,
+                scope.get("path"),
+                status,
+                elapsed * 1000,
+                extra={"route": route, "status": status, "ms": round(elapsed * 1000, 1)},
+            )
+            current_settings_var.reset(settings_token)
+            request_id_var.reset(rid_token)
+
+
+class BodyLimitMiddleware:
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def _too_large(self, send: Send, size: int | None) -> None:
+        limit_kb = self.max_bytes // 1024
+        body = error_body(
+            3005,
+            f"请求内容过大（上限 {limit_kb} KB）",
+            {"max_bytes": self.max_bytes, **({"content_length": size} if size is not None else {})},
+        )
+        await _send_envelope(send, 413, body, [(b"connection", b"close")])
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        for key, value in scope.get("headers", ()):
+            if key == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = -1
+                if declared > self.max_bytes:
+                    await self._too_large(send, declared)
+                    return
+                break
+        # Buffer the (small, bounded) body so an oversized chunked upload is refused before the
+        # app parses a single byte of it.
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await self._too_large(send, None)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)

@@ -1,0 +1,79 @@
+"""``GET/PUT /admin/settings``: the runtime-editable knobs, behind ``Authorization: Bearer <token>``.
+
+The token is ``settings.api.admin_token`` (env ``ZHIWEN_API__ADMIN_TOKEN``); when it is not
+configured the admin API is disabled and every call gets 401 / 3006.
+
+Example::
+
+    curl -X PUT localhost:8000/admin/settings -H 'Authorization: Bearer s3cret' \\
+         -H 'Content-Type: application/json' -d '{"rerank": {"enabled": true}}'
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+from fastapi import APIRouter, Body, Depends, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from zhiwen.api.deps import get_dynamic_settings_dep, get_settings_dep
+from zhiwen.api.dynamic_settings import DynamicSettingsService
+from zhiwen.api.envelope import ok
+from zhiwen.config import Settings
+from zhiwen.errors import Unauthorized
+
+router = APIRouter(prefix="/admin", tags=["admin"])
+
+
+def require_admin(request: Request, settings: Settings = Depends(get_settings_dep)) -> None:
+    token = settings.api.admin_token
+    if not token:
+        raise Unauthorized(
+            "admin API disabled: set ZHIWEN_API__ADMIN_TOKEN", message="管理接口未启用：未配置访问令牌"
+        )
+    header = request.headers.get("authorization", "")
+    scheme, _, given = header.partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+        raise Unauthorized("missing or wrong bearer token")
+
+
+def _payload(service: DynamicSettingsService) -> dict[str, Any]:
+    return {
+        "settings": service.get().model_dump(mode="json"),
+        "overrides": service.overrides(),
+        "defaults": service.defaults(),
+        "path": str(service.path),
+    }
+
+
+@router.get("/settings", summary="查看运行时设置", dependencies=[Depends(require_admin)])
+def get_settings_route(service: DynamicSettingsService = Depends(get_dynamic_settings_dep)) -> dict[str, Any]:
+    return ok(_payload(service))
+
+
+@router.put(
+    "/settings", summary="修改运行时设置（部分更新，null 恢复默认）", dependencies=[Depends(require_admin)]
+)
+async def put_settings(
+    patch: dict[str, dict[str, Any]] = Body(
+        ..., examples=[{"rerank": {"enabled": True, "score_threshold": 0.3}, "retrieval": {"rrf_k": 30}}]
+    ),
+    service: DynamicSettingsService = Depends(get_dynamic_settings_dep),
+) -> dict[str, Any]:
+    try:
+        await run_in_threadpool(service.update, patch)
+    except ValidationError as exc:
+        errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
+        raise RequestValidationError(errors) from None
+    return ok(_payload(service), message="设置已更新，下一次请求生效")
+
+
+@router.delete("/settings", summary="清除全部覆盖（恢复静态配置）", dependencies=[Depends(require_admin)])
+async def reset_settings(
+    service: DynamicSettingsService = Depends(get_dynamic_settings_dep),
+) -> dict[str, Any]:
+    await run_in_threadpool(service.reset)
+    return ok(_payload(service), message="已恢复默认设置")

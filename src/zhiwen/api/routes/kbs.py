@@ -1,0 +1,59 @@
+"""``GET /api/v1/kbs`` (every KB with its app and info) and ``GET /api/v1/kbs/{kb}``."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Depends
+from starlette.concurrency import run_in_threadpool
+
+from zhiwen.api.deps import KBRegistry, get_kb, get_kb_registry
+from zhiwen.api.envelope import ok
+from zhiwen.errors import ZhiwenError
+from zhiwen.kb import KnowledgeBase
+
+router = APIRouter(prefix="/api/v1", tags=["knowledge bases"])
+log = logging.getLogger(__name__)
+
+
+def _config(registry: KBRegistry, name: str) -> dict[str, Any]:
+    path = Path(registry.settings.kb_root) / name / "kb.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _describe(registry: KBRegistry, name: str) -> dict[str, Any]:
+    cfg = _config(registry, name)
+    out: dict[str, Any] = {"name": name, "app": cfg.get("app"), "embedder": cfg.get("embedder")}
+    try:
+        kb = registry.get(name)
+        info = kb.info()
+        out["info"] = info
+        out["app"] = getattr(getattr(kb, "config", None), "app", None) or out["app"]
+    except ZhiwenError as exc:
+        out["error"] = exc.message
+    except Exception as exc:  # one broken KB must not hide the others
+        log.warning("cannot open KB %s: %s", name, exc)
+        out["error"] = f"无法打开知识库：{type(exc).__name__}"
+    return out
+
+
+@router.get("/kbs", summary="列出知识库")
+async def list_kbs(kbs: KBRegistry = Depends(get_kb_registry)) -> dict[str, Any]:
+    def collect() -> list[dict[str, Any]]:
+        return [_describe(kbs, name) for name in kbs.names()]
+
+    items = await run_in_threadpool(collect)
+    return ok({"kbs": items, "count": len(items)})
+
+
+@router.get("/kbs/{kb}", summary="知识库详情")
+async def kb_info(kb: KnowledgeBase = Depends(get_kb)) -> dict[str, Any]:
+    info = await run_in_threadpool(kb.info)
+    return ok({"name": kb.name, "app": getattr(kb.config, "app", None), "info": info})

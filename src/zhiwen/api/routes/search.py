@@ -1,0 +1,153 @@
+"""``POST /knowledge-base/search``: adaptive search of one KB (seed 004 §3.3).
+
+Request ``{kb, query, top_k?, filters?, mode?}``; response data::
+
+    {"results": [{"chunk_id", "doc_id", "parent_id", "title", "text", "metadata", "score",
+                  "vector_score", "bm25_score", "fused_score", "rerank_score", "bm25_rank",
+                  "vector_rank"}],
+     "intent": "focused", "message": null | "No chunks met rerank threshold（…）",
+     "params": {"mmr_lambda", "thresholds": {"similarity", "rerank"}, "rrf_k", "fusion", …},
+     "diagnostics": {"retrieved", "passed_similarity", "reranked", "passed_rerank", "fallback", …},
+     "warnings": [...]}
+
+The whole pipeline (search, rerank, MMR) is synchronous and runs in the thread pool.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, Field, StrictInt, field_validator
+from pydantic_core import PydanticCustomError
+from starlette.concurrency import run_in_threadpool
+
+from zhiwen.api.deps import (
+    KBName,
+    KBRegistry,
+    Question,
+    current_settings,
+    get_dynamic_settings_dep,
+    get_kb_registry,
+    get_settings_dep,
+)
+from zhiwen.api.envelope import Envelope, ok
+from zhiwen.documents import SearchHit
+from zhiwen.retrieve.adaptive import AdaptiveSearch
+from zhiwen.retrieve.rerank import get_reranker
+from zhiwen.store.filters import parse_filters
+
+router = APIRouter(tags=["search"])
+
+
+class SearchRequest(BaseModel):
+    kb: KBName = Field(description="知识库名称")
+    query: Question = Field(description="查询内容")
+    top_k: Annotated[StrictInt, Field(ge=1)] | None = Field(
+        None, description="返回条数上限（默认 retrieval.top_k，最大 retrieval.max_top_k）"
+    )
+    filters: dict[str, Any] | None = Field(
+        None, description='元数据过滤，如 {"category": "soup", "difficulty": {"lte": 2}}'
+    )
+    mode: Literal["bm25", "dense", "hybrid"] | None = Field(None, description="检索模式")
+
+    model_config = {
+        "json_schema_extra": {"examples": [{"kb": "demo", "query": "如何创建知识库", "top_k": 5}]}
+    }
+
+    @field_validator("top_k")
+    @classmethod
+    def _cap_top_k(cls, value: int | None) -> int | None:
+        limit = current_settings().retrieval.max_top_k
+        if value is not None and value > limit:
+            raise PydanticCustomError("zhiwen_range", "top_k 不能超过 {limit}", {"limit": limit})
+        return value
+
+
+class SearchResult(BaseModel):
+    chunk_id: str
+    doc_id: str
+    parent_id: str | None = None
+    title: str = ""
+    text: str
+    metadata: dict[str, Any] = {}
+    score: float
+    vector_score: float | None = None
+    bm25_score: float | None = None
+    fused_score: float | None = None
+    rerank_score: float | None = None
+    bm25_rank: int | None = None
+    vector_rank: int | None = None
+
+
+class SearchData(BaseModel):
+    kb: str
+    query: str
+    results: list[SearchResult]
+    intent: str
+    message: str | None = None
+    params: dict[str, Any]
+    diagnostics: dict[str, Any]
+    warnings: list[str] = []
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None else round(float(x), 6)
+
+
+def hit_to_result(hit: SearchHit) -> dict[str, Any]:
+    c = hit.chunk
+    return {
+        "chunk_id": c.id,
+        "doc_id": c.doc_id,
+        "parent_id": c.parent_id,
+        "title": c.title,
+        "text": c.text,
+        "metadata": dict(c.metadata),
+        "score": _num(hit.score),
+        "vector_score": _num(hit.vector_score),
+        "bm25_score": _num(hit.bm25_score),
+        "fused_score": _num(hit.fused_score),
+        "rerank_score": _num(hit.rerank_score),
+        "bm25_rank": hit.bm25_rank,
+        "vector_rank": hit.vector_rank,
+    }
+
+
+def get_searcher(request: Request) -> AdaptiveSearch:
+    """The app's :class:`AdaptiveSearch` over the runtime settings (tests override it)."""
+    searcher = getattr(request.app.state, "searcher", None)
+    if searcher is None:
+        dynamic = get_dynamic_settings_dep(request)
+        api_key = get_settings_dep(request).rerank.api_key
+        searcher = AdaptiveSearch(
+            dynamic.get, reranker_factory=lambda cfg: get_reranker(cfg, api_key=api_key), route="search"
+        )
+        request.app.state.searcher = searcher
+    return searcher
+
+
+@router.post(
+    "/knowledge-base/search", summary="知识库检索（重排 + 自适应）", response_model=Envelope[SearchData]
+)
+async def search(
+    body: SearchRequest,
+    kbs: KBRegistry = Depends(get_kb_registry),
+    searcher: AdaptiveSearch = Depends(get_searcher),
+) -> dict[str, Any]:
+    filters = parse_filters(body.filters) if body.filters else None  # bad filter → 3003 before opening
+    kb = await kbs.aget(body.kb)
+    result = await run_in_threadpool(
+        searcher.search, kb, body.query, top_k=body.top_k, filters=filters, mode=body.mode
+    )
+    data = {
+        "kb": body.kb,
+        "query": body.query,
+        "results": [hit_to_result(h) for h in result.hits],
+        "intent": result.intent.value,
+        "message": result.message,
+        "params": result.params,
+        "diagnostics": result.diagnostics,
+        "warnings": result.warnings,
+    }
+    return ok(data, message=result.message or "success")

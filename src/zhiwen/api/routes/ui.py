@@ -1,0 +1,52 @@
+"""The web UI: ``GET /`` serves a static single page (plain HTML + JS + CSS, no build step).
+
+``GET /api/v1/ui-config`` tells the page which endpoints exist (app routers may be missing) and
+whether an LLM is configured.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+
+from zhiwen import __version__
+from zhiwen.api.deps import get_dynamic_settings_dep, get_settings_dep
+from zhiwen.api.envelope import ok
+
+router = APIRouter(tags=["ui"])
+
+
+@router.get("/api/v1/ui-config", summary="网页界面配置")
+def ui_config(request: Request) -> dict[str, Any]:
+    paths = set(request.app.openapi().get("paths", {}))  # cached by FastAPI after the first call
+    settings = get_settings_dep(request)
+    dynamic = get_dynamic_settings_dep(request).get()
+    return ok(
+        {
+            "version": __version__,
+            "endpoints": {
+                "qa": "/api/v1/qa" in paths,
+                "ask": "/ask" in paths,
+                "search": "/knowledge-base/search" in paths,
+            },
+            "llm_configured": settings.llm.configured,
+            "rerank_enabled": dynamic.rerank.enabled,
+            "max_question_chars": settings.api.max_question_chars,
+            "max_top_k": settings.retrieval.max_top_k,
+        }
+    )
+
+
+def mount(app: FastAPI, static_dir: Path) -> None:
+    index = static_dir / "index.html"
+
+    @app.get("/", include_in_schema=False)
+    def home() -> FileResponse:
+        return FileResponse(index, media_type="text/html; charset=utf-8")
+
+    app.include_router(router)
+    app.mount("/static", StaticFiles(directory=static_dir), name="static")

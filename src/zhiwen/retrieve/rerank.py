@@ -1,0 +1,324 @@
+"""Rerankers (seed 004 §3.2): score (query, passage) pairs more precisely than the retrievers.
+
+* :class:`CrossEncoderReranker` — a sentence-transformers ``CrossEncoder`` loaded lazily (once,
+  under a double-checked lock) from a model name or a local directory, e.g. a local copy of
+  ``BAAI/bge-reranker-base``. Needs the optional extra ``pip install 'zhiwen[rerank]'``
+  (sentence-transformers + torch; on CPU-only machines install ``torch`` from the CPU wheel
+  index first). No Chinese cross-encoder ships on PyPI, so the tests build a tiny randomly
+  initialised BERT cross-encoder on disk to exercise the real loading / batching / threshold
+  code — its scores are meaningless, the plumbing is real.
+* :class:`RemoteReranker` — the ``/rerank`` HTTP API of TEI (``{query, texts}`` →
+  ``[{index, score}]``) and of Jina / Xinference / vLLM-compatible servers (``{model, query,
+  documents, top_n}`` → ``{results: [{index, relevance_score}]}``); both response shapes are
+  accepted.
+
+Both are synchronous (``score``) with an async wrapper (``ascore``) that runs in the thread pool,
+so the event loop never blocks. :func:`rerank_hits` applies one to search hits with the seed's
+rules (candidate cap, threshold, fallback) and never raises: a failing reranker leaves the fused
+order, logged and counted.
+
+Example::
+
+    >>> reranker = get_reranker(settings.rerank)            # cached per configuration
+    >>> outcome = rerank_hits(reranker, "宫保鸡丁怎么做", hits, candidates=50, threshold=0.5,
+    ...                       fallback=2, top_k=5)
+    >>> outcome.hits[0].rerank_score
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, runtime_checkable
+
+import httpx
+from starlette.concurrency import run_in_threadpool
+
+from zhiwen.documents import SearchHit
+from zhiwen.errors import InvalidParameter, ZhiwenError
+from zhiwen.metrics import FALLBACKS, RERANK_FAILURES, RERANK_LATENCY
+
+log = logging.getLogger(__name__)
+
+
+class RerankerUnavailable(ZhiwenError):
+    """The reranker cannot run (missing extra, model not found, endpoint down)."""
+
+    code = 2002
+    http_status = 503
+    user_message = "重排模型不可用"
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    name: str
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        """One relevance score per text, same order; higher = more relevant."""
+        ...
+
+
+class _AsyncMixin:
+    async def ascore(self, query: str, texts: Sequence[str]) -> list[float]:
+        return await run_in_threadpool(self.score, query, list(texts))  # type: ignore[attr-defined]
+
+
+class CrossEncoderReranker(_AsyncMixin):
+    """sentence-transformers ``CrossEncoder(model, device=device)``, loaded on first use."""
+
+    def __init__(
+        self, model: str, *, device: str = "cpu", batch_size: int = 8, max_length: int = 512
+    ) -> None:
+        self.model_name = model
+        self.name = f"cross_encoder:{model}"
+        self.device = device
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    try:
+                        from sentence_transformers import CrossEncoder
+                    except ImportError as exc:
+                        raise RerankerUnavailable(
+                            "sentence-transformers is not installed; pip install 'zhiwen[rerank]'",
+                            message="重排模型不可用：未安装 sentence-transformers"
+                            "（pip install 'zhiwen[rerank]'）",
+                        ) from exc
+                    t0 = time.perf_counter()
+                    try:
+                        self._model = CrossEncoder(
+                            self.model_name, device=self.device, max_length=self.max_length
+                        )
+                    except Exception as exc:
+                        raise RerankerUnavailable(
+                            f"cannot load cross-encoder {self.model_name!r}: {exc}",
+                            message=f"重排模型加载失败：{self.model_name}",
+                        ) from exc
+                    log.info("cross-encoder %s loaded in %.1fs", self.model_name, time.perf_counter() - t0)
+        return self._model
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        model = self._load()
+        pairs = [(query, t) for t in texts]
+        scores = model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False)
+        return [float(s) for s in list(scores)]
+
+
+class RemoteReranker(_AsyncMixin):
+    """Client of a ``/rerank`` endpoint (TEI or Jina/Xinference style, see module doc).
+
+    ``endpoint`` is the full URL (``http://host:8080/rerank`` or ``…/v1/rerank``).
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 30.0,
+        batch_size: int = 32,
+        client: httpx.Client | None = None,
+    ) -> None:
+        if not endpoint or not endpoint.startswith(("http://", "https://")):
+            raise InvalidParameter(f"bad rerank endpoint {endpoint!r}", message="重排服务地址无效")
+        self.endpoint = endpoint
+        self.model = model
+        self.name = f"remote:{endpoint}"
+        self.batch_size = batch_size
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = client or httpx.Client(timeout=timeout_s, headers=headers)
+
+    def _payload(self, query: str, texts: Sequence[str]) -> dict[str, Any]:
+        # both dialects in one body: TEI reads query/texts, Jina/Xinference read documents/model
+        payload: dict[str, Any] = {"query": query, "texts": list(texts), "documents": list(texts)}
+        payload["top_n"] = len(texts)
+        payload["return_text"] = False
+        if self.model:
+            payload["model"] = self.model
+        return payload
+
+    @staticmethod
+    def parse(body: Any, n: int) -> list[float]:
+        """``[{index, score}]`` (TEI) or ``{results: [{index, relevance_score}]}`` → n scores."""
+        items = body.get("results", body.get("data")) if isinstance(body, dict) else body
+        if not isinstance(items, list):
+            raise ValueError(f"unexpected rerank response: {str(body)[:200]}")
+        scores: list[float | None] = [None] * n
+        for item in items:
+            idx = item.get("index")
+            value = item.get("score", item.get("relevance_score"))
+            if not isinstance(idx, int) or not 0 <= idx < n or not isinstance(value, int | float):
+                raise ValueError(f"bad rerank item {item!r}")
+            scores[idx] = float(value)
+        if any(s is None for s in scores):
+            raise ValueError("rerank response misses some documents")
+        return [float(s) for s in scores if s is not None]
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        out: list[float] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            try:
+                resp = self._client.post(self.endpoint, json=self._payload(query, batch))
+                resp.raise_for_status()
+                out.extend(self.parse(resp.json(), len(batch)))
+            except (httpx.HTTPError, ValueError) as exc:
+                raise RerankerUnavailable(
+                    f"rerank endpoint failed: {exc}", message="重排服务调用失败"
+                ) from exc
+        return out
+
+    def close(self) -> None:
+        self._client.close()
+
+
+# -- factory -----------------------------------------------------------------------------------
+_CACHE: dict[tuple[Any, ...], Reranker] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def get_reranker(cfg: Any, *, api_key: str | None = None) -> Reranker:
+    """Reranker for a rerank settings object (static ``RerankSettings`` or the dynamic one).
+
+    ``api_key`` (remote backend) defaults to ``cfg.api_key``; the runtime settings never hold
+    secrets, so the API passes the static one.
+
+    Cached per (backend, model, device, endpoint, batch size), so the model loads once and a
+    runtime settings change to another model builds a new one.
+    """
+    backend = getattr(cfg, "backend", "cross_encoder")
+    key = (
+        backend,
+        cfg.model,
+        getattr(cfg, "device", "cpu"),
+        getattr(cfg, "endpoint", None),
+        cfg.batch_size,
+        getattr(cfg, "timeout_s", 30.0),
+    )
+    with _CACHE_LOCK:
+        reranker = _CACHE.get(key)
+        if reranker is None:
+            if backend == "remote":
+                reranker = RemoteReranker(
+                    getattr(cfg, "endpoint", None) or "",
+                    model=cfg.model,
+                    api_key=api_key or getattr(cfg, "api_key", None),
+                    timeout_s=getattr(cfg, "timeout_s", 30.0),
+                    batch_size=max(cfg.batch_size, 1),
+                )
+            elif backend == "cross_encoder":
+                reranker = CrossEncoderReranker(
+                    cfg.model, device=getattr(cfg, "device", "cpu"), batch_size=cfg.batch_size
+                )
+            else:
+                raise InvalidParameter(
+                    f"unknown rerank backend {backend!r}", message=f"未知的重排后端：{backend}"
+                )
+            _CACHE[key] = reranker
+        return reranker
+
+
+def clear_reranker_cache() -> None:
+    with _CACHE_LOCK:
+        _CACHE.clear()
+
+
+# -- applying a reranker to hits ---------------------------------------------------------------
+@dataclass(slots=True)
+class RerankOutcome:
+    """What :func:`rerank_hits` did; ``hits`` are ordered and cut to ``top_k``."""
+
+    hits: list[SearchHit]
+    reranked: bool = False
+    candidates: int = 0
+    passed: int = 0
+    fallback: bool = False
+    error: str | None = None
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+
+def rerank_hits(
+    reranker: Reranker | Callable[[], Reranker],
+    query: str,
+    hits: Sequence[SearchHit],
+    *,
+    candidates: int,
+    threshold: float,
+    fallback: int,
+    top_k: int,
+    keep: int | None = None,
+) -> RerankOutcome:
+    """Seed 004 §3.2-3.3: rerank the first ``candidates`` hits, keep those ``>= threshold``.
+
+    * scores go to ``rerank_score`` and ``score`` (the fused score stays in ``fused_score``);
+    * nothing passes → the first ``min(fallback, top_k)`` hits in their *original* (fused) order,
+      with a warning (``FALLBACKS{kind="rerank_threshold"}``);
+    * the reranker raises (missing model, endpoint down, bad output) → the fused order, cut to
+      ``top_k``, logged and counted (``RERANK_FAILURES``, ``FALLBACKS{kind="rerank_error"}``).
+
+    ``reranker`` may be a zero-argument factory, so a failure to *build* one also falls back.
+    ``keep`` (default ``top_k``) is how many passing hits to return, for callers that diversify
+    or limit per document afterwards; the fallback count is always ``min(fallback, top_k)``.
+    """
+    keep = top_k if keep is None else keep
+    pool = list(hits[: max(candidates, 0)])
+    outcome = RerankOutcome(hits=[], candidates=len(pool))
+    if not pool:
+        return outcome
+    t0 = time.perf_counter()
+    try:
+        model = reranker() if callable(reranker) and not isinstance(reranker, Reranker) else reranker
+        assert isinstance(model, Reranker)
+        scores = model.score(query, [h.chunk.text for h in pool])
+        if len(scores) != len(pool) or not all(math.isfinite(s) for s in scores):
+            raise ValueError(f"reranker returned {len(scores)} scores for {len(pool)} texts (or NaN)")
+    except Exception as exc:
+        outcome.seconds = time.perf_counter() - t0
+        RERANK_FAILURES.inc()
+        FALLBACKS.labels(kind="rerank_error").inc()
+        log.warning("reranker failed, keeping fused order: %s", exc, exc_info=log.isEnabledFor(logging.DEBUG))
+        outcome.error = exc.message if isinstance(exc, ZhiwenError) else f"{type(exc).__name__}: {exc}"
+        outcome.hits = list(hits[:keep])
+        outcome.passed = len(outcome.hits)
+        outcome.warnings.append("重排失败，已使用融合排序")
+        return outcome
+    outcome.seconds = time.perf_counter() - t0
+    RERANK_LATENCY.observe(outcome.seconds)
+    outcome.reranked = True
+    scored = [replace(h, rerank_score=s, score=s) for h, s in zip(pool, scores, strict=True)]
+    ranked = sorted(scored, key=lambda h: -float(h.rerank_score or 0.0))
+    passed = [h for h in ranked if (h.rerank_score or 0.0) >= threshold]
+    outcome.passed = len(passed)
+    if passed:
+        outcome.hits = passed[:keep]
+        return outcome
+    n = min(fallback, top_k)
+    if n > 0:
+        FALLBACKS.labels(kind="rerank_threshold").inc()
+        log.warning(
+            "no chunk met rerank threshold %.3f (best %.3f); returning %d fallback chunk(s)",
+            threshold,
+            ranked[0].rerank_score or 0.0,
+            n,
+        )
+        outcome.fallback = True
+        outcome.hits = scored[:n]  # original (fused) order, as seed 004 §3.2.3 says
+        outcome.warnings.append(f"没有片段达到重排阈值 {threshold:g}，返回 {n} 条兜底结果")
+    return outcome
