@@ -6,8 +6,10 @@ time: deletes are tombstones and appends are a new segment, and neither needs a 
 A query does one gather + multiply-add per query term over that term's postings (a few
 hundred µs for a common term at 100k chunks); there is no Python loop per document.
 
-Idf is Lucene's ``log(1 + (N - df + 0.5) / (df + 0.5))`` (always positive), k1 = 1.5, b = 0.75,
-the same formula as bm25s' default ``method="lucene"``.
+Scores are Lucene's BM25, ``idf · tf / (tf + k1 · (1 - b + b · dl / avgdl))`` with
+``idf = log(1 + (N - df + 0.5) / (df + 0.5))`` (always positive; no ``(k1 + 1)`` factor, which
+does not change the ranking), k1 = 1.5, b = 0.75 — the numbers bm25s' default ``method="lucene"``
+gives, checked in ``tests/store/test_embedded.py``.
 
 Example::
 
@@ -126,7 +128,7 @@ class BM25Index:
             if not len(rows):
                 continue
             norm = (k1 * (1.0 - b)) + (k1 * b / avgdl) * self.lengths[rows]
-            acc[rows] += idf * (tfs * (k1 + 1.0)) / (tfs + norm)
+            acc[rows] += idf * tfs / (tfs + norm)
             touched = True
         if not touched:
             return _EMPTY_I, _EMPTY_F

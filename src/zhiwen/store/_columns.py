@@ -69,9 +69,7 @@ class MetadataColumns:
 
     @classmethod
     def build(cls, metadatas: Sequence[Mapping[str, Any]]) -> MetadataColumns:
-        cols = cls()
-        cols.append(metadatas)
-        return cols
+        return cls().append(metadatas)
 
     def append(self, metadatas: Sequence[Mapping[str, Any]]) -> MetadataColumns:
         """A new object with ``metadatas`` appended as rows (the old one stays valid for readers)."""

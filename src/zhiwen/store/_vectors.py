@@ -48,13 +48,15 @@ def exact_top_k(
     matrix: np.ndarray, query: np.ndarray, k: int, rows: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact inner-product top-k over ``rows`` (all rows when None); positions, scores best first."""
+    # einsum, not ``@``: no BLAS thread pool to oversubscribe (bench_store.py: a 1-thread
+    # BLAS sgemv was slower still, and the default pool 10x slower on 2 busy cores)
     if rows is None:
-        sims = matrix @ query
+        sims = np.einsum("ij,j->i", matrix, query)
         cand = None
     else:
         if not len(rows):
             return _EMPTY_I, _EMPTY_F
-        sims = matrix[rows] @ query
+        sims = np.einsum("ij,j->i", np.take(matrix, rows, axis=0), query)
         cand = rows
     part = np.argpartition(-sims, k - 1)[:k] if len(sims) > k else np.arange(len(sims))
     top = part[np.lexsort((part, -sims[part]))]
@@ -137,6 +139,6 @@ class VectorIndex:
             log.debug("HNSW returned %d/%d allowed rows; exact fallback", len(keys), k)
             return exact_top_k(self.matrix, query, k, np.flatnonzero(ok))
         # exact float32 scores for the survivors (HNSW stores f16): same scale as the exact path
-        sims = self.matrix[keys] @ query
+        sims = np.einsum("ij,j->i", np.take(self.matrix, keys, axis=0), query)
         order = np.lexsort((keys, -sims))[:k]
         return keys[order].astype(np.int32), sims[order]
