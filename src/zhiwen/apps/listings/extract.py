@@ -37,7 +37,7 @@ _CN_UNITS = {"十": 10, "百": 100, "千": 1000}
 _CN_NUM_RE = re.compile(
     r"(?<![\u4e00-\u9fff][零〇一二两俩三四五六七八九十百千])"
     r"([零〇一二两俩三四五六七八九十百千\d]*[零〇一二两俩三四五六七八九十百千][零〇一二两俩三四五六七八九十百千\d]*)"
-    r"(?=\s*(?:万|亿|千|百|个亿|室|房|居|厅|卫|卧|平|㎡|层|楼|年|套|米|方|多|来|出头|左右|号线|间|到|至|-))"
+    r"(?=\s*(?:万|亿|千|百|个亿|室|房|居|厅|卫|卧|平|㎡|层|楼|年|套|米|方|多|来|出头|左右|号线|间|个|到|至|-))"
 )
 
 
@@ -399,7 +399,7 @@ def _extract_price(t: str, req: Requirements) -> None:
             req.price_max = float(m.group(1))
             spans.append(m.span())
     lower_pre = re.compile(
-        rf"(?:不低于|不少于|至少|最少|最低|高于|超过|大于|起码)\s*(?:总价|预算)?\s*{_NUM}\s*万"
+        rf"(?<!不)(?:不低于|不少于|至少|最少|最低|高于|超过|大于|起码)\s*(?:总价|预算)?\s*{_NUM}\s*万"
     )
     for m in lower_pre.finditer(t):
         if not used(*m.span()) and price_context(m.start()):
@@ -452,7 +452,7 @@ def _extract_area(t: str, req: Requirements) -> None:
         req.area_min, req.area_max = a, b
         spans.append(m.span())
     for m in re.finditer(
-        rf"(?:不小于|不低于|至少|最少|起码|大于|超过|不少于)\s*(?:面积)?\s*{_NUM}\s*{_AREA_UNIT}", t
+        rf"(?<!不)(?:不小于|不低于|至少|最少|起码|大于|超过|不少于)\s*(?:面积)?\s*{_NUM}\s*{_AREA_UNIT}", t
     ):
         if not used(*m.span()):
             req.area_min = float(m.group(1))

@@ -1,0 +1,114 @@
+"""Constraint questions over the Shanghai listings, each with its constraints written by hand.
+
+The constraints are NOT derived from the extractor: they say what a human reading the question
+expects every returned listing to satisfy. Used by the tests and ``bench/bench_listings.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+# (question, constraints). Keys: district (str | list), bankuai (list), price_min, price_max,
+# rooms (int | (lo, hi)), halls, area_min, area_max, elevator, decoration (allowed list),
+# not_decoration, not_floor, floor, facing_south, north_south, build_year_min, not_district
+SH_QUESTIONS: list[tuple[str, dict[str, Any]]] = [
+    ("浦东800万以内的两房", {"district": "浦东新区", "price_max": 800, "rooms": 2}),
+    ("浦东三林800万以内的两室，不要毛坯，要有电梯",
+     {"bankuai": ["三林"], "price_max": 800, "rooms": 2, "not_decoration": ["毛坯"], "elevator": True}),
+    ("预算900万左右，徐汇区三房", {"district": "徐汇区", "price_min": 810, "price_max": 990, "rooms": 3}),
+    ("闵行七宝2居 不超过600万", {"bankuai": ["七宝"], "price_max": 600, "rooms": 2}),
+    ("宝山300万以内，不要一楼", {"district": "宝山区", "price_max": 300, "not_floor": ["低楼层"]}),
+    ("静安区有电梯的精装两房", {"district": "静安区", "elevator": True, "decoration": ["精装"], "rooms": 2}),
+    ("长宁区500到800万，100平以上",
+     {"district": "长宁区", "price_min": 500, "price_max": 800, "area_min": 100}),
+    ("松江60平以下的一室", {"district": "松江区", "area_max": 60, "rooms": 1}),
+    ("嘉定不要毛坯房，三室", {"district": "嘉定区", "not_decoration": ["毛坯"], "rooms": 3}),
+    ("杨浦区200万到400万的房子", {"district": "杨浦区", "price_min": 200, "price_max": 400}),
+    ("普陀区两室一厅，有电梯", {"district": "普陀区", "rooms": 2, "halls": 1, "elevator": True}),
+    ("虹口区不要低楼层的两房", {"district": "虹口区", "not_floor": ["低楼层"], "rooms": 2}),
+    ("黄浦区1000万以内", {"district": "黄浦区", "price_max": 1000}),
+    ("青浦或者松江，三房，400万以内",
+     {"district": ["青浦区", "松江区"], "rooms": 3, "price_max": 400}),
+    ("要么在静安区要么在徐汇区，600万以内", {"district": ["静安区", "徐汇区"], "price_max": 600}),
+    ("浦东新区100㎡以上的三室两厅", {"district": "浦东新区", "area_min": 100, "rooms": 3, "halls": 2}),
+    ("闵行区精装修，500万以内，朝南",
+     {"district": "闵行区", "decoration": ["精装"], "price_max": 500, "facing_south": True}),
+    ("奉贤200万以下的两房", {"district": "奉贤区", "price_max": 200, "rooms": 2}),
+    ("浦东不要没电梯的，三房，1000万以内",
+     {"district": "浦东新区", "elevator": True, "rooms": 3, "price_max": 1000}),
+    ("徐汇80到100平米的两房", {"district": "徐汇区", "area_min": 80, "area_max": 100, "rooms": 2}),
+    ("宝山区 2010年以后建的房子", {"district": "宝山区", "build_year_min": 2010}),
+    ("莘庄附近三房，500万以上", {"bankuai": ["莘庄"], "rooms": 3, "price_min": 500}),
+    ("五角场附近不要毛坯，两房", {"bankuai": ["五角场"], "not_decoration": ["毛坯"], "rooms": 2}),
+    ("张江有电梯的房子，700万以内", {"bankuai": ["张江"], "elevator": True, "price_max": 700}),
+    ("嘉定新城的两房，300万左右", {"bankuai": ["嘉定新城"], "rooms": 2, "price_min": 270, "price_max": 330}),
+    ("不要浦东的，徐汇或者长宁，两房",
+     {"district": ["徐汇区", "长宁区"], "not_district": ["浦东新区"], "rooms": 2}),
+    ("上海静安500万以内，不要高楼层", {"district": "静安区", "price_max": 500, "not_floor": ["高楼层"]}),
+    ("闵行两到三房，不要毛坯，不要低楼层",
+     {"district": "闵行区", "rooms": (2, 3), "not_decoration": ["毛坯"], "not_floor": ["低楼层"]}),
+    ("浦东简装的两室，400万以下", {"district": "浦东新区", "decoration": ["简装"], "rooms": 2, "price_max": 400}),
+    ("普陀区120平米左右的三房", {"district": "普陀区", "area_min": 108, "area_max": 132, "rooms": 3}),
+    ("杨浦区南北通透的两房", {"district": "杨浦区", "north_south": True, "rooms": 2}),
+    ("宝山区有电梯，精装，300到500万",
+     {"district": "宝山区", "elevator": True, "decoration": ["精装"], "price_min": 300, "price_max": 500}),
+    ("虹口区三房以上，800万以内", {"district": "虹口区", "rooms": (3, None), "price_max": 800}),
+    ("长宁区中间楼层的两房", {"district": "长宁区", "floor": ["中楼层"], "rooms": 2}),
+]
+
+
+def check(meta: Mapping[str, Any], c: Mapping[str, Any]) -> list[str]:
+    """The constraints of ``c`` that listing ``meta`` breaks (empty = satisfies all)."""
+    bad: list[str] = []
+
+    def num(key: str) -> float | None:
+        v = meta.get(key)
+        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+    if "district" in c:
+        allowed = [c["district"]] if isinstance(c["district"], str) else c["district"]
+        if meta.get("district") not in allowed:
+            bad.append("district")
+    if "not_district" in c and meta.get("district") in c["not_district"]:
+        bad.append("not_district")
+    if "bankuai" in c and meta.get("bankuai") not in c["bankuai"]:
+        bad.append("bankuai")
+    price = num("price")
+    if "price_min" in c and (price is None or price < c["price_min"]):
+        bad.append("price_min")
+    if "price_max" in c and (price is None or price > c["price_max"]):
+        bad.append("price_max")
+    area = num("area")
+    if "area_min" in c and (area is None or area < c["area_min"]):
+        bad.append("area_min")
+    if "area_max" in c and (area is None or area > c["area_max"]):
+        bad.append("area_max")
+    if "rooms" in c:
+        rooms = meta.get("rooms")
+        lo, hi = (c["rooms"], c["rooms"]) if isinstance(c["rooms"], int) else c["rooms"]
+        if not isinstance(rooms, int) or rooms < lo or (hi is not None and rooms > hi):
+            bad.append("rooms")
+    if "halls" in c and meta.get("halls") != c["halls"]:
+        bad.append("halls")
+    if "elevator" in c and meta.get("elevator") is not c["elevator"]:
+        bad.append("elevator")
+    if "decoration" in c and meta.get("decoration") not in c["decoration"]:
+        bad.append("decoration")
+    if "not_decoration" in c and meta.get("decoration") in c["not_decoration"]:
+        bad.append("not_decoration")
+    if "floor" in c and meta.get("floor_level") not in c["floor"]:
+        bad.append("floor")
+    if "not_floor" in c and meta.get("floor_level") in c["not_floor"]:
+        bad.append("not_floor")
+    if c.get("facing_south") and "南" not in str(meta.get("orientation") or "").split():
+        bad.append("facing_south")
+    if c.get("north_south"):
+        parts = str(meta.get("orientation") or "").split()
+        if "南" not in parts or "北" not in parts:
+            bad.append("north_south")
+    if "build_year_min" in c:
+        by = meta.get("build_year")
+        if not isinstance(by, int) or by < c["build_year_min"]:
+            bad.append("build_year_min")
+    return bad
