@@ -52,7 +52,7 @@ from zhiwen.store._bm25 import BM25Index, Postings
 from zhiwen.store._columns import MetadataColumns, pack_strs, unpack_strs
 from zhiwen.store._vectors import HNSW, HNSW_MIN_ROWS, VectorIndex, normalize_rows
 from zhiwen.store.base import Scored
-from zhiwen.store.filters import Filter
+from zhiwen.store.filters import Filter, parse_filters
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ class _Snapshot:
         return int(self.rowids[-1]) if len(self.rowids) else 0
 
     def allowed(self, filters: Filter | None) -> np.ndarray:
-        mask = self.columns.mask(filters)
+        mask = self.columns.mask(parse_filters(filters))  # a dict spec is accepted too
         return self.alive if mask is None else self.alive & mask
 
 
