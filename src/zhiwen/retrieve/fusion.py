@@ -49,14 +49,6 @@ def _sorted(scores: dict[str, float]) -> Scored:
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def _first_positions(ranking: Scored) -> dict[str, int]:
-    """id → 1-based rank of its first (best) occurrence."""
-    pos: dict[str, int] = {}
-    for i, (doc_id, _) in enumerate(ranking, start=1):
-        pos.setdefault(doc_id, i)
-    return pos
-
-
 def rrf(rankings: Sequence[Scored], k: int = 60, weights: Sequence[float] | None = None) -> Scored:
     """Reciprocal rank fusion of best-first lists; ``weights`` scale each list's contribution.
 
@@ -65,14 +57,36 @@ def rrf(rankings: Sequence[Scored], k: int = 60, weights: Sequence[float] | None
     if k < 1:
         raise InvalidParameter(f"rrf k must be >= 1, got {k}", message="RRF 参数 k 必须 ≥ 1")
     w = _check_weights(weights, len(rankings))
-    parts: dict[str, list[float]] = {}
+    contributions: list[dict[str, float]] = []
     for ranking, weight in zip(rankings, w, strict=True):
         if weight == 0:
             continue
-        for doc_id, rank in _first_positions(ranking).items():
-            parts.setdefault(doc_id, []).append(weight / (k + rank))
-    # fsum is exactly rounded, so the fused score does not depend on the order of the lists
-    return _sorted({doc_id: math.fsum(p) for doc_id, p in parts.items()})
+        part: dict[str, float] = {}
+        for rank, (doc_id, _) in enumerate(ranking, start=k + 1):
+            if doc_id not in part:  # a repeated id keeps its best rank
+                part[doc_id] = weight / rank
+        contributions.append(part)
+    return _sorted(_sum(contributions))
+
+
+def _sum(parts: list[dict[str, float]]) -> dict[str, float]:
+    """Per-id sum of the parts, independent of their order.
+
+    Two floats add commutatively, so up to two parts a plain sum is exact-order-free (the hot
+    path: BM25 + dense); beyond that ``math.fsum`` (exactly rounded) keeps the guarantee.
+    """
+    if not parts:
+        return {}
+    if len(parts) <= 2:
+        out = dict(parts[0])
+        for doc_id, x in (parts[1] if len(parts) == 2 else {}).items():
+            out[doc_id] = out[doc_id] + x if doc_id in out else x
+        return out
+    collected: dict[str, list[float]] = {}
+    for part in parts:
+        for doc_id, x in part.items():
+            collected.setdefault(doc_id, []).append(x)
+    return {doc_id: math.fsum(xs) for doc_id, xs in collected.items()}
 
 
 def normalise_minmax(ranking: Scored) -> dict[str, float]:
@@ -80,7 +94,7 @@ def normalise_minmax(ranking: Scored) -> dict[str, float]:
     best: dict[str, float] = {}
     for doc_id, score in ranking:
         s = float(score)
-        if doc_id not in best or s > best[doc_id]:
+        if s > best.get(doc_id, -math.inf):
             best[doc_id] = s
     if not best:
         return {}
@@ -100,14 +114,13 @@ def weighted_minmax(rankings: Sequence[Scored], weights: Sequence[float] | None 
     total = math.fsum(w)
     if rankings and total <= 0:
         raise InvalidParameter("all fusion weights are 0", message="融合权重不能全为 0")
-    parts: dict[str, list[float]] = {}
+    contributions: list[dict[str, float]] = []
     for ranking, weight in zip(rankings, w, strict=True):
         if weight == 0:
             continue
         share = weight / total
-        for doc_id, s in normalise_minmax(ranking).items():
-            parts.setdefault(doc_id, []).append(share * s)
-    return _sorted({doc_id: min(1.0, math.fsum(p)) for doc_id, p in parts.items()})
+        contributions.append({doc_id: share * x for doc_id, x in normalise_minmax(ranking).items()})
+    return _sorted({doc_id: min(1.0, x) for doc_id, x in _sum(contributions).items()})
 
 
 def alpha_weights(alpha: float) -> tuple[float, float]:
