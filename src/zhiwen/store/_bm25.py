@@ -88,6 +88,13 @@ class BM25Index:
     segments: tuple[Postings, ...]
     lengths: np.ndarray  # float32 per row
 
+    def live_stats(self, alive: np.ndarray) -> tuple[int, float]:
+        """(number of live rows, their average length)."""
+        live_lengths = self.lengths[alive]
+        if not len(live_lengths):
+            return 0, 1.0
+        return len(live_lengths), float(live_lengths.mean()) or 1.0
+
     def top_k(
         self,
         term_ids: Sequence[int],
@@ -97,18 +104,18 @@ class BM25Index:
         allowed: np.ndarray | None = None,
         k1: float = K1,
         b: float = B,
+        live_stats: tuple[int, float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Best ``k`` rows with a positive score among ``allowed`` (a subset of ``alive``).
 
         ``alive`` defines the collection statistics (N, df, avgdl); ``allowed`` (the metadata
         filter, already AND-ed with ``alive``) only decides which rows may be returned.
+        ``live_stats`` is :meth:`live_stats` cached by the caller.
         """
         n = len(self.lengths)
-        live_lengths = self.lengths[alive]
-        n_live = len(live_lengths)
+        n_live, avgdl = live_stats if live_stats is not None else self.live_stats(alive)
         if n_live == 0 or k <= 0 or not term_ids:
             return _EMPTY_I, _EMPTY_F
-        avgdl = float(live_lengths.mean()) or 1.0
         keep = alive if allowed is None else allowed
         acc = np.zeros(n, np.float32)
         touched = False

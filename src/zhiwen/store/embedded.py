@@ -117,6 +117,7 @@ class _Snapshot:
     vectors: VectorIndex | None
     generation: int
     db_uuid: str
+    live_stats: tuple[int, float] = (0, 1.0)  # BM25 collection statistics over live rows
 
     @property
     def n(self) -> int:
@@ -458,7 +459,9 @@ class EmbeddedStore:
         term_ids = [tid for t in tokens if (tid := vocab.get(t)) is not None]
         if not term_ids:
             return []
-        pos, scores = snap.bm25.top_k(term_ids, k, alive=snap.alive, allowed=snap.allowed(filters))
+        pos, scores = snap.bm25.top_k(
+            term_ids, k, alive=snap.alive, allowed=snap.allowed(filters), live_stats=snap.live_stats
+        )
         return [(snap.ids[p], float(s)) for p, s in zip(pos.tolist(), scores.tolist(), strict=True)]
 
     def search_vector(self, vector: np.ndarray, k: int, filters: Filter | None = None) -> Scored:
@@ -569,15 +572,17 @@ class EmbeddedStore:
             segments = self._merge_segments(segments, new_seg)
         columns = snap.columns.append([json.loads(r[2]) for r in rows]) if m else snap.columns
         vectors = self._append_vectors(snap.vectors, rows, start)
+        bm25 = BM25Index(segments, lengths)
         return _Snapshot(
             rowids=rowids,
             ids=ids,
             alive=alive,
-            bm25=BM25Index(segments, lengths),
+            bm25=bm25,
             columns=columns,
             vectors=vectors,
             generation=gen,
             db_uuid=self._db_uuid,
+            live_stats=bm25.live_stats(alive),
         )
 
     @staticmethod
