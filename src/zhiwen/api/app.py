@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import APIRouter, FastAPI
@@ -70,11 +68,6 @@ def create_app(settings: Settings | None = None, *, app_routers: bool = True) ->
     """Build the service. ``settings`` default to :func:`zhiwen.config.get_settings`."""
     settings = settings or get_settings()
 
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
-        app.state.kbs.close()
-
     app = FastAPI(
         title="知问 zhiwen",
         version=__version__,
@@ -82,7 +75,6 @@ def create_app(settings: Settings | None = None, *, app_routers: bool = True) ->
             "中文优先、离线优先的检索增强问答服务。"
             "所有 JSON 响应均为 `{code, message, data}`，code 0 表示成功。"
         ),
-        lifespan=lifespan,
     )
     app.state.settings = settings
     app.state.kbs = KBRegistry(settings)

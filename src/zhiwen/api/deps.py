@@ -28,11 +28,9 @@ Example (an app router)::
 
 from __future__ import annotations
 
-import contextlib
-import threading
+import re
 from contextvars import ContextVar
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Request
 from pydantic import AfterValidator, Field
@@ -69,27 +67,21 @@ def _check_question(value: str) -> str:
 
 
 Question = Annotated[str, AfterValidator(_check_question)]
-KBName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-\u4e00-\u9fff]{1,64}$")]
+_NAME_PATTERN = r"^[A-Za-z0-9_\-\u4e00-\u9fff]{1,64}$"
+_NAME_RE = re.compile(_NAME_PATTERN)
+KBName = Annotated[str, Field(pattern=_NAME_PATTERN)]
 
 
 class KBRegistry:
-    """Opened knowledge bases, cached per name and re-opened when ``kb.json`` changes on disk.
+    """The knowledge bases this app serves (``settings.home``), opened on demand.
 
-    A KB is re-indexed by the CLI in another process; the registry notices the changed
-    ``kb.json`` (its revision) on the next request instead of serving a stale index.
+    :func:`zhiwen.kb.open_kb` already shares one thread-safe instance per KB and process and
+    re-opens it when ``kb.json`` changed on disk (``zhiwen index`` while the server runs), so
+    this is a thin, overridable seam: tests replace it with fakes.
     """
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._lock = threading.Lock()
-        self._open: dict[str, tuple[float, KnowledgeBase]] = {}
-
-    def _stamp(self, name: str) -> float | None:
-        path = Path(self.settings.kb_root) / name / "kb.json"
-        try:
-            return path.stat().st_mtime
-        except OSError:
-            return None
 
     def names(self) -> list[str]:
         from zhiwen.kb import list_kbs
@@ -97,37 +89,18 @@ class KBRegistry:
         return list_kbs(self.settings)
 
     def get(self, name: str) -> KnowledgeBase:
+        """Open ``name``; unknown → :class:`KnowledgeBaseNotFound` (404 / 3004)."""
         from zhiwen.kb import open_kb
 
-        stamp = self._stamp(name)
-        with self._lock:
-            cached = self._open.get(name)
-            if cached is not None and stamp is not None and cached[0] == stamp:
-                return cached[1]
-            if cached is not None:
-                self._open.pop(name, None)
-                _close_quietly(cached[1])
-            if stamp is None and self.settings.store == "embedded":
-                raise KnowledgeBaseNotFound(f"no knowledge base named {name!r}", data={"kb": name})
-            kb = open_kb(name, settings=self.settings)
-            self._open[name] = (stamp or 0.0, kb)
-            return kb
+        if not _NAME_RE.match(name or ""):
+            raise KnowledgeBaseNotFound(
+                f"invalid knowledge base name {name!r}", message=f"知识库不存在：{name}"
+            )
+        return open_kb(name, settings=self.settings)
 
     async def aget(self, name: str) -> KnowledgeBase:
-        """:meth:`get` in the thread pool (opening loads indexes and the embedder)."""
+        """:meth:`get` in the thread pool (opening loads indexes)."""
         return await run_in_threadpool(self.get, name)
-
-    def close(self) -> None:
-        with self._lock:
-            for _, kb in self._open.values():
-                _close_quietly(kb)
-            self._open.clear()
-
-
-def _close_quietly(kb: Any) -> None:
-    # a KB that fails to close must not fail the request that replaces it
-    with contextlib.suppress(Exception):
-        kb.close()
 
 
 # -- dependencies ------------------------------------------------------------------------------

@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import httpx
@@ -67,6 +69,14 @@ class _AsyncMixin:
         return await run_in_threadpool(self.score, query, list(texts))  # type: ignore[attr-defined]
 
 
+def _looks_like_path(name: str) -> bool:
+    return (
+        name.startswith(("/", "./", "../", "~"))
+        or os.sep in name.strip("/").split("/", 1)[-1]
+        or (len(name) > 2 and name[1] == ":")
+    )
+
+
 class CrossEncoderReranker(_AsyncMixin):
     """sentence-transformers ``CrossEncoder(model, device=device)``, loaded on first use."""
 
@@ -85,6 +95,12 @@ class CrossEncoderReranker(_AsyncMixin):
         if self._model is None:
             with self._lock:
                 if self._model is None:
+                    if _looks_like_path(self.model_name) and not Path(self.model_name).expanduser().exists():
+                        # never let a typo'd local path turn into a Hugging Face Hub download
+                        raise RerankerUnavailable(
+                            f"cross-encoder path {self.model_name!r} does not exist",
+                            message=f"重排模型目录不存在：{self.model_name}",
+                        )
                     try:
                         from sentence_transformers import CrossEncoder
                     except ImportError as exc:
