@@ -208,7 +208,7 @@ class PostgresStore:
             raise StoreUnavailable("store closed", message="存储已关闭")
         return self._pool
 
-    def _index_ddl(self, dim: int | None) -> dict[str, sql.Composable]:
+    def _index_ddl(self, dim: int | None) -> dict[str, sql.Composed]:
         """The secondary indexes of ``chunks`` that a bulk load drops and rebuilds."""
         s = self.settings
         ddl = {
