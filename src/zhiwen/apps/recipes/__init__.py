@@ -1,0 +1,12 @@
+"""Recipe QA over HowToCook (seed 002): routing, filters, dish names, API router and CLI.
+
+Example::
+
+    >>> from zhiwen.apps.recipes import answer_recipe
+    >>> answer_recipe(open_kb("recipes"), "宫保鸡丁怎么做").route
+    'detail'
+"""
+
+from zhiwen.apps.recipes.service import answer_recipe, plan_recipe, stream_recipe
+
+__all__ = ["answer_recipe", "plan_recipe", "stream_recipe"]

@@ -1,0 +1,79 @@
+"""Prompt templates (seed 002): a domain-expert system prompt and numbered context.
+
+The user message follows seed 002's layout::
+
+    Context:
+    [1] chunk A
+    [2] chunk B
+
+    Question:
+    <user query>
+
+    Answer using only the context.
+
+plus a Chinese instruction to cite ``[n]`` and to admit when the context has no answer.
+
+Example::
+
+    >>> msgs = qa_messages("宫保鸡丁怎么做", [("宫保鸡丁的做法", "## 操作 ...")], domain="家常菜谱")
+    >>> msgs[0]["role"], msgs[1]["content"].startswith("Context:")
+    ('system', True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from zhiwen.generate.base import Message
+
+SYSTEM_TEMPLATE = (
+    "You are a domain expert in {domain}. 你是{domain}方面的专家，回答准确、简洁、有条理。"
+    "只依据用户给出的上下文回答，不编造上下文之外的事实；"
+    "引用时在句末用 [编号] 标注所依据的上下文；上下文中没有答案时，直接说明知识库中没有相关信息。"
+)
+
+ANSWER_INSTRUCTION = (
+    "Answer using only the context. 请只根据上面的上下文用中文回答，并用 [n] 标注引用的上下文编号。"
+)
+
+
+def numbered_context(items: Sequence[tuple[str, str]]) -> str:
+    """``[(title, text), …]`` → ``[1] title\\ntext`` blocks separated by blank lines."""
+    blocks = []
+    for i, (title, text) in enumerate(items, 1):
+        head = f"[{i}] {title}".rstrip()
+        blocks.append(f"{head}\n{text.strip()}" if text.strip() else head)
+    return "\n\n".join(blocks)
+
+
+def qa_messages(
+    question: str,
+    contexts: Sequence[tuple[str, str]],
+    *,
+    domain: str = "知识库问答",
+    extra_instruction: str = "",
+) -> list[Message]:
+    """System + user messages for one grounded answer."""
+    instruction = ANSWER_INSTRUCTION + (f"\n{extra_instruction}" if extra_instruction else "")
+    user = f"Context:\n{numbered_context(contexts)}\n\nQuestion:\n{question.strip()}\n\n{instruction}"
+    return [
+        {"role": "system", "content": SYSTEM_TEMPLATE.format(domain=domain)},
+        {"role": "user", "content": user},
+    ]
+
+
+ROUTE_SYSTEM = (
+    "你是菜谱问答系统的查询分类器。把用户问题分为三类之一，只输出 JSON："
+    '{"route": "list" | "detail" | "general"}。\n'
+    "list：想要菜品列表或推荐，只需要菜名（例如：推荐几个素菜、有什么川菜、给我3个简单的菜）；\n"
+    "detail：想要某道菜的具体做法、步骤或用料（例如：宫保鸡丁怎么做、制作步骤、需要什么食材）；\n"
+    "general：其他一般性问题（例如：什么是川菜、制作技巧、营养价值）。"
+)
+
+
+def route_messages(question: str) -> list[Message]:
+    """Messages for the LLM fallback of the recipe router (answer via ``chat_json``)."""
+    return [
+        {"role": "system", "content": ROUTE_SYSTEM},
+        {"role": "user", "content": question.strip()},
+    ]

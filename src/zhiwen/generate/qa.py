@@ -1,0 +1,316 @@
+"""Grounded question answering over a knowledge base: retrieve → numbered context → answer.
+
+The flow is split so every app shares the LLM/fallback logic:
+
+1. an app builds an :class:`AnswerPlan` (sources, the prompt, and how to answer without an LLM);
+2. :func:`execute` (one JSON answer) or :func:`execute_stream` (events) runs it: ONE LLM call
+   when a model is configured, else — or when that call fails in any way — the plan's
+   extractive answer with a visible note, ``llm_used: false``, a log line and
+   ``EXTRACTIVE_ANSWERS{app,reason}``. LLM failures never propagate.
+
+:func:`plan_generic` is the plan for any KB (the best passages of the top documents);
+:func:`answer_question` / :func:`stream_question` are the one-call entry points.
+
+Example::
+
+    >>> kb = open_kb("demo")
+    >>> ans = answer_question(kb, "怎么创建知识库？", top_k=3)
+    >>> ans.llm_used, ans.sources[0].title
+    (False, '快速开始')
+    >>> for event, data in stream_question(kb, "怎么创建知识库？"):
+    ...     print(event, data)       # sources […], delta "…", …, done {llm_used: …}
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+from zhiwen.config import Settings, get_settings
+from zhiwen.documents import ParentHit
+from zhiwen.errors import LLMError
+from zhiwen.generate.base import ChatModel, Message
+from zhiwen.generate.extractive import compose_passages, interrupted_note, truncate, with_note
+from zhiwen.generate.llm import error_outcome, get_llm, llm_purpose
+from zhiwen.generate.prompts import qa_messages
+from zhiwen.metrics import EXTRACTIVE_ANSWERS
+from zhiwen.store.filters import Filter
+
+if TYPE_CHECKING:
+    from zhiwen.kb import KnowledgeBase
+
+log = logging.getLogger(__name__)
+
+QAEvent = tuple[str, Any]  # ("sources", [...]) | ("delta", str) | ("done", {...})
+NO_RESULTS_ANSWER = "知识库中没有找到与问题相关的内容，请换个说法或检查知识库是否已导入数据。"
+
+
+class _Auto:
+    def __repr__(self) -> str:
+        return "AUTO"
+
+
+AUTO: Any = _Auto()  # "use get_llm(settings)"
+
+
+@dataclass(slots=True)
+class Source:
+    doc_id: str
+    title: str
+    score: float
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_parent(cls, hit: ParentHit) -> Source:
+        doc = hit.document
+        return cls(
+            doc_id=doc.id, title=doc.title or doc.id, score=float(hit.score), metadata=dict(doc.metadata)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "doc_id": self.doc_id,
+            "title": self.title,
+            "score": round(self.score, 6),
+            "metadata": self.metadata,
+        }
+
+
+@dataclass(slots=True)
+class Answer:
+    answer: str
+    route: str
+    sources: list[Source]
+    llm_used: bool
+    extractive_reason: str | None = None  # why no LLM wrote it (no_llm, timeout, …)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer,
+            "route": self.route,
+            "sources": [s.to_dict() for s in self.sources],
+            "llm_used": self.llm_used,
+            "extractive_reason": self.extractive_reason,
+        }
+
+
+@dataclass(slots=True)
+class AnswerPlan:
+    """Everything needed to answer: sources, the LLM prompt and the offline fallback."""
+
+    app: str  # metric label ("qa", "recipes")
+    route: str
+    sources: list[Source]
+    messages: list[Message] | None  # None: answer without the LLM
+    extractive_body: Callable[[], str]  # the offline answer, without its note
+    purpose: str = "qa.answer"  # LLM metric label
+
+    @property
+    def empty(self) -> bool:
+        return not self.sources
+
+
+def resolve_llm(llm: ChatModel | Any | None, settings: Settings | None) -> ChatModel | None:
+    if llm is AUTO:
+        return get_llm(settings or get_settings())
+    return llm if llm is None else cast(ChatModel, llm)
+
+
+def _record_fallback(plan: AnswerPlan, reason: str) -> None:
+    EXTRACTIVE_ANSWERS.labels(app=plan.app, reason=reason).inc()
+    if reason in ("no_llm", "no_results"):
+        log.debug("extractive answer (app=%s, route=%s, reason=%s)", plan.app, plan.route, reason)
+    else:
+        log.warning(
+            "LLM failed; answering extractively (app=%s, route=%s, reason=%s)", plan.app, plan.route, reason
+        )
+
+
+def _extractive(plan: AnswerPlan, reason: str) -> Answer:
+    _record_fallback(plan, reason)
+    text = NO_RESULTS_ANSWER if plan.empty else with_note(reason, plan.extractive_body())
+    return Answer(text, plan.route, plan.sources, llm_used=False, extractive_reason=reason)
+
+
+def execute(plan: AnswerPlan, llm: ChatModel | None, *, timeout_s: float | None = None) -> Answer:
+    """Answer with one LLM call, or extractively (no LLM, no sources, or any LLM failure)."""
+    if plan.empty:
+        return _extractive(plan, "no_results")
+    if llm is None or plan.messages is None:
+        return _extractive(plan, "no_llm")
+    try:
+        with llm_purpose(plan.purpose):
+            result = llm.chat(plan.messages, timeout_s=timeout_s)
+        text = result.content.strip()
+        if not text:
+            return _extractive(plan, "empty")
+    except LLMError as exc:
+        return _extractive(plan, error_outcome(exc))
+    except Exception:  # a broken model adapter must not turn into a 500
+        log.exception("LLM adapter raised unexpectedly")
+        return _extractive(plan, "error")
+    return Answer(text, plan.route, plan.sources, llm_used=True)
+
+
+def _pieces(text: str, max_pieces: int = 8) -> list[str]:
+    """Split an extractive answer into a few deltas at paragraph boundaries."""
+    paras = text.split("\n\n")
+    if len(paras) <= 1:
+        return [text]
+    size = max(1, -(-len(paras) // max_pieces))
+    out = []
+    for i in range(0, len(paras), size):
+        piece = "\n\n".join(paras[i : i + size])
+        out.append(piece if i + size >= len(paras) else piece + "\n\n")
+    return out
+
+
+def execute_stream(
+    plan: AnswerPlan, llm: ChatModel | None, *, timeout_s: float | None = None
+) -> Iterator[QAEvent]:
+    """``sources`` first, then ``delta`` chunks, then ``done`` ``{llm_used, route, …}``."""
+    yield ("sources", [s.to_dict() for s in plan.sources])
+
+    def fallback(reason: str, prefix: str = "") -> Iterator[QAEvent]:
+        _record_fallback(plan, reason)
+        if plan.empty:
+            text = NO_RESULTS_ANSWER
+        elif prefix:
+            text = f"{prefix}{interrupted_note()}\n\n{plan.extractive_body()}"
+        else:
+            text = with_note(reason, plan.extractive_body())
+        for piece in _pieces(text):
+            yield ("delta", piece)
+        yield ("done", {"llm_used": False, "route": plan.route, "extractive_reason": reason})
+
+    if plan.empty:
+        yield from fallback("no_results")
+        return
+    if llm is None or plan.messages is None:
+        yield from fallback("no_llm")
+        return
+    produced = False
+    try:
+        with llm_purpose(plan.purpose):
+            for delta in llm.stream(plan.messages, timeout_s=timeout_s):
+                if delta:
+                    produced = True
+                    yield ("delta", delta)
+    except LLMError as exc:
+        yield from fallback(error_outcome(exc), "\n\n" if produced else "")
+        return
+    except Exception:
+        log.exception("LLM adapter raised unexpectedly while streaming")
+        yield from fallback("error", "\n\n" if produced else "")
+        return
+    if not produced:
+        yield from fallback("empty")
+        return
+    yield ("done", {"llm_used": True, "route": plan.route, "extractive_reason": None})
+
+
+def collect_stream(events: Iterator[QAEvent]) -> Answer:
+    """Fold stream events back into an :class:`Answer` (tests, CLI)."""
+    sources: list[Source] = []
+    parts: list[str] = []
+    done: dict[str, Any] = {}
+    for event, data in events:
+        if event == "sources":
+            sources = [Source(d["doc_id"], d["title"], d["score"], d["metadata"]) for d in data]
+        elif event == "delta":
+            parts.append(data)
+        elif event == "done":
+            done = data
+    return Answer(
+        "".join(parts),
+        done.get("route", ""),
+        sources,
+        bool(done.get("llm_used")),
+        done.get("extractive_reason"),
+    )
+
+
+# -- the generic plan --------------------------------------------------------------------------
+def _passages(hit: ParentHit, limit: int) -> list[str]:
+    chunks = sorted(hit.matched_chunks, key=lambda h: h.score, reverse=True)[:limit]
+    seen: set[str] = set()
+    out = []
+    for h in chunks:
+        if h.chunk.id not in seen:
+            seen.add(h.chunk.id)
+            out.append(h.chunk.text)
+    if not out:
+        out.append(hit.document.text)
+    return out
+
+
+def plan_generic(
+    kb: KnowledgeBase,
+    question: str,
+    *,
+    top_k: int = 5,
+    mode: str = "hybrid",
+    filters: Filter | Mapping[str, Any] | None = None,
+    app: str = "qa",
+    domain: str = "知识库问答",
+    passages_per_doc: int = 2,
+    context_chars: int = 1500,
+) -> AnswerPlan:
+    """Top documents by parent aggregation; context = their best matching passages."""
+    parents = kb.search_parents(question, top_k=top_k, mode=mode, filters=filters)
+    sources = [Source.from_parent(p) for p in parents]
+    contexts = [
+        (s.title, truncate("\n\n".join(_passages(p, passages_per_doc)), context_chars))
+        for s, p in zip(sources, parents, strict=True)
+    ]
+
+    def body() -> str:
+        best = [
+            (s.title, _passages(p, 1)[0], i) for i, (s, p) in enumerate(zip(sources, parents, strict=True), 1)
+        ]
+        return compose_passages(best)
+
+    return AnswerPlan(
+        app=app,
+        route="general",
+        sources=sources,
+        messages=qa_messages(question, contexts, domain=domain) if sources else None,
+        extractive_body=body,
+        purpose=f"{app}.answer",
+    )
+
+
+def _kb_settings(kb: KnowledgeBase) -> Settings | None:
+    settings = getattr(kb, "settings", None)
+    return settings if isinstance(settings, Settings) else None
+
+
+def answer_question(
+    kb: KnowledgeBase,
+    question: str,
+    *,
+    top_k: int = 5,
+    llm: ChatModel | Any | None = AUTO,
+    settings: Settings | None = None,
+    timeout_s: float | None = None,
+    **plan_options: Any,
+) -> Answer:
+    """Generic KB QA (any app): retrieve, then one LLM call or an extractive answer."""
+    plan = plan_generic(kb, question, top_k=top_k, **plan_options)
+    return execute(plan, resolve_llm(llm, settings or _kb_settings(kb)), timeout_s=timeout_s)
+
+
+def stream_question(
+    kb: KnowledgeBase,
+    question: str,
+    *,
+    top_k: int = 5,
+    llm: ChatModel | Any | None = AUTO,
+    settings: Settings | None = None,
+    timeout_s: float | None = None,
+    **plan_options: Any,
+) -> Iterator[QAEvent]:
+    plan = plan_generic(kb, question, top_k=top_k, **plan_options)
+    return execute_stream(plan, resolve_llm(llm, settings or _kb_settings(kb)), timeout_s=timeout_s)
