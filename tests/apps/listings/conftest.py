@@ -15,7 +15,9 @@ import pytest
 
 from zhiwen.config import LLMSettings, Settings
 
-SHARED_DATA = Path(os.environ.get("ZHIWEN_SHARED_DATA", Path(__file__).resolve().parents[3].parent / "shared" / "data"))
+SHARED_DATA = Path(
+    os.environ.get("ZHIWEN_SHARED_DATA", Path(__file__).resolve().parents[3].parent / "shared" / "data")
+)
 LIANJIA = SHARED_DATA / "lianjia_ershoufang"
 SH_CSV = LIANJIA / "ErshoufangSpider_sh.csv"
 

@@ -42,7 +42,10 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("首付200万能买什么", {"price_min": None, "price_max": None}),
     ("单价5万以内的两房", {"unit_price_max": 50000, "rooms": (2, 2), "price_max": None}),
     # -- location --------------------------------------------------------------------------
-    ("我想在上海浦东找一个800万以内，带学区的房子", {"districts": ["浦东新区"], "price_max": 800, "special+": ["学区"]}),
+    (
+        "我想在上海浦东找一个800万以内，带学区的房子",
+        {"districts": ["浦东新区"], "price_max": 800, "special+": ["学区"]},
+    ),
     ("浦东三林两室", {"bankuai": ["三林"], "districts": [], "rooms": (2, 2)}),
     ("要么在静安区要么在徐汇区，最好靠近地铁", {"districts": ["静安区", "徐汇区"], "special+": ["地铁"]}),
     ("徐汇或者长宁的三房", {"districts": ["徐汇区", "长宁区"], "rooms": (3, 3)}),
@@ -108,7 +111,13 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     # -- everything at once --------------------------------------------------------------------
     (
         "浦东三林800万以内的两室，不要毛坯，要有电梯",
-        {"bankuai": ["三林"], "price_max": 800, "rooms": (2, 2), "decoration_exclude": ["毛坯"], "elevator": True},
+        {
+            "bankuai": ["三林"],
+            "price_max": 800,
+            "rooms": (2, 2),
+            "decoration_exclude": ["毛坯"],
+            "elevator": True,
+        },
     ),
     (
         "500万以上，不要低楼层，不要没电梯的",

@@ -59,7 +59,9 @@ def test_parse_orientation() -> None:
 def test_gazetteer_covers_every_location_in_the_csvs(shared_data: Path) -> None:
     gaz = get_gazetteer()
     for city, code in CITY_FILES.items():
-        with (shared_data / "lianjia_ershoufang" / f"ErshoufangSpider_{code}.csv").open(encoding="utf-8") as f:
+        with (shared_data / "lianjia_ershoufang" / f"ErshoufangSpider_{code}.csv").open(
+            encoding="utf-8"
+        ) as f:
             locations = {row["location"] for row in csv.DictReader(f)}
         missing = sorted(loc for loc in locations if gaz.district_of(city, loc, fuzzy=False) is None)
         assert not missing, f"{city}: {missing}"
@@ -164,4 +166,7 @@ def test_load_lianjia_errors(tmp_path: Path, setup: str, match: str) -> None:
 
 
 def test_limit_option(shared_data: Path) -> None:
-    assert len(load_lianjia(shared_data / "lianjia_ershoufang" / "ErshoufangSpider_hz.csv", limit=10).documents) == 10
+    assert (
+        len(load_lianjia(shared_data / "lianjia_ershoufang" / "ErshoufangSpider_hz.csv", limit=10).documents)
+        == 10
+    )

@@ -47,7 +47,9 @@ def test_price_score_monotone_outside(rng: tuple[float, float], a: float, b: flo
 
 
 @given(ranges(), st.floats(min_value=0.0, max_value=1.0), tols)
-def test_price_score_monotone_inside_towards_midpoint(rng: tuple[float, float], frac: float, tol: float) -> None:
+def test_price_score_monotone_inside_towards_midpoint(
+    rng: tuple[float, float], frac: float, tol: float
+) -> None:
     lo, hi = rng
     p = lo + frac * (hi - lo)
     mid = (lo + hi) / 2

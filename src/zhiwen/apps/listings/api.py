@@ -22,6 +22,7 @@ retrieval, no LLM call).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
@@ -29,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.api.deps import KBName, KBRegistry, Question, get_kb_registry, get_settings_dep
-from zhiwen.apps.listings.service import get_service
+from zhiwen.apps.listings.service import FAST_PATH, get_service
 from zhiwen.config import Settings
 from zhiwen.errors import InvalidParameter
 
@@ -44,6 +45,13 @@ class AskIn(BaseModel):
     kb: KBName = Field("listings", description="房源知识库名称")
 
 
+def _kb_stamp(settings: Settings, name: str) -> float | None:
+    try:
+        return (Path(settings.kb_root) / name / "kb.json").stat().st_mtime
+    except OSError:
+        return None
+
+
 @router.post("/ask", summary="房源问答（seed 000）")
 async def ask(
     body: AskIn,
@@ -55,6 +63,13 @@ async def ask(
         raise InvalidParameter(
             f"max_results must be in 1..{limit}", message=f"max_results 必须在 1 到 {limit} 之间"
         )
+    key = (str(settings.home), body.kb)
+    fast = FAST_PATH.get(key)
+    stamp = _kb_stamp(settings, body.kb)
+    if fast is not None and stamp is not None and fast[0] == stamp and fast[1].settings is settings:
+        result = fast[1].cached(body.question, body.max_results)
+        if result is not None:
+            return {"code": 0, "message": "success", **result}
     kb = await registry.aget(body.kb)
     app = getattr(getattr(kb, "config", None), "app", None)
     if app not in (None, "listings"):
@@ -63,6 +78,8 @@ async def ask(
             message=f"知识库「{body.kb}」不是房源库（属于 {app}）",
         )
     service = get_service(kb, settings)
+    if stamp is not None:
+        FAST_PATH[key] = (stamp, service)
     result = service.cached(body.question, body.max_results)
     if result is None:
         result = await run_in_threadpool(service.ask, body.question, body.max_results)

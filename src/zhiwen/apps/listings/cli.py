@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from zhiwen.apps.listings.service import get_service
+from zhiwen.cli._common import print_json, snippet
 
 
 def _fmt(x: Any, suffix: str = "") -> str:
@@ -36,30 +37,41 @@ def render(result: dict[str, Any], console: Console | None = None) -> None:
     console = console or Console()
     props = result.get("retrieved_properties") or []
     table = Table(title="推荐房源", show_lines=False, expand=False)
-    for col in ("#", "匹配", "标题", "位置", "小区", "户型", "面积", "总价", "楼层", "年代", "装修", "电梯"):
-        table.add_column(col, overflow="fold")
+    table.add_column("#", no_wrap=True)
+    table.add_column("匹配", no_wrap=True)
+    table.add_column("标题", overflow="fold", max_width=26)
+    table.add_column("位置", overflow="fold")
+    table.add_column("户型", no_wrap=True)
+    table.add_column("总价", no_wrap=True)
+    table.add_column("详情", overflow="fold")
     for i, p in enumerate(props, start=1):
+        where = "·".join(str(x) for x in (p.get("district"), p.get("bankuai")) if x)
+        details = "，".join(
+            x
+            for x in (
+                p.get("floor") or "",
+                f"{p['build_year']}年" if p.get("build_year") else "",
+                p.get("decoration") or "",
+                "" if p.get("elevator") is None else ("有电梯" if p["elevator"] else "无电梯"),
+            )
+            if x
+        )
         table.add_row(
             str(i),
             f"{p.get('match_percentage', 0)}%",
-            escape(str(p.get("title") or "")),
-            escape(str(p.get("location") or "")),
-            escape(str(p.get("xiaoqu") or "")),
-            _fmt(p.get("layout")),
-            _fmt(p.get("area"), "㎡"),
+            escape(snippet(str(p.get("title") or ""), 26)),
+            escape(f"{where} {p.get('xiaoqu') or ''}".strip()),
+            f"{_fmt(p.get('layout'))} {_fmt(p.get('area'), '㎡')}",
             _fmt(p.get("price"), "万"),
-            _fmt(p.get("floor")),
-            _fmt(p.get("build_year")),
-            _fmt(p.get("decoration")),
-            _fmt(p.get("elevator")),
+            escape(details),
         )
     if props:
         console.print(table)
         for i, p in enumerate(props, start=1):
             console.print(f"[dim]{i}. " + escape("；".join(p.get("match_reasons") or [])) + "[/]")
     console.print()
-    flag = "" if result.get("llm_used") else "[yellow]（未使用大模型）[/] "
-    console.print(flag + escape(str(result.get("answer") or "")))
+    # a composed answer carries its own note that no LLM wrote it
+    console.print(escape(str(result.get("answer") or "")))
     if result.get("cached"):
         console.print("[dim]（来自缓存）[/]")
 
@@ -69,8 +81,6 @@ def cli_ask(kb: Any, question: str, *, json_output: bool = False, **options: Any
     n = options.get("max_results", options.get("top_k", 3))
     result = get_service(kb).ask(question, n)
     if json_output:
-        from zhiwen.cli._common import print_json
-
         print_json(result)
     else:
         render(result)

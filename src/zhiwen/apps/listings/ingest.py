@@ -239,7 +239,8 @@ def load_lianjia(path: Path | str, *, city: str | None = None, limit: int | None
     """Load one Lianjia CSV (or a directory of ``ErshoufangSpider_*.csv``) into a Corpus.
 
     ``city`` (上海 / sh / 上海市) overrides the city inferred from ``_sh.csv``-style file
-    names; ``limit`` keeps the first N rows of each file (tests).
+    names; with a directory it selects that city's file. ``limit`` keeps the first N rows of
+    each file (tests).
     """
     path = require_path(Path(path))
     gaz = get_gazetteer()
@@ -250,8 +251,16 @@ def load_lianjia(path: Path | str, *, city: str | None = None, limit: int | None
     chunks: list[Chunk] = []
     warnings: list[str] = []
     seen: set[str] = set()
+    if path.is_dir() and city:
+        # "--city 上海 <dir>": only that city's file(s); files without a city code take the city
+        wanted = _city_for(path, city, gaz)
+        files = [f for f in files if not _FILE_CITY_RE.search(f.name) or _city_for(f, None, gaz) == wanted]
+        if not files:
+            raise IngestError(
+                f"no CSV for {wanted} in {path}", message=f"导入失败：目录中没有{wanted}的房源文件：{path}"
+            )
     for f in files:
-        file_city = _city_for(f, city if path.is_file() else None, gaz)
+        file_city = _city_for(f, city, gaz)
         reader = csv.DictReader(read_utf8(f).splitlines())
         header = set(reader.fieldnames or [])
         missing = [c for c in REQUIRED_COLUMNS if c not in header]

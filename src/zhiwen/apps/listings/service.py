@@ -483,6 +483,10 @@ class ListingsService:
 # -- one service per knowledge base ------------------------------------------------------------
 _SERVICES: dict[tuple[str, str, str, str], ListingsService] = {}
 _SERVICES_LOCK = threading.Lock()
+# (home, kb name) → (kb.json mtime when the API last opened it, service): lets ``POST /ask``
+# answer a cache hit without the registry's thread-pool hop; a changed kb.json (re-index by
+# another process) takes the normal path again
+FAST_PATH: dict[tuple[str, str], tuple[float, ListingsService]] = {}
 
 
 def get_service(
@@ -504,6 +508,7 @@ def reset_services() -> None:
     """Forget every service and its caches (tests)."""
     with _SERVICES_LOCK:
         _SERVICES.clear()
+        FAST_PATH.clear()
 
 
 __all__ = [
