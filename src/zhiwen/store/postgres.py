@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -82,6 +83,8 @@ _MAX_LEXEME_BYTES = 1000
 # numeric metadata fields that get their own range index, per knowledge base
 _MAX_RANGE_INDEXES = 32
 _HNSW_MAX_EF = 1000
+# MaxScore pruning: query terms in at most this share of chunks are scored first
+_RARE_DF_SHARE = 0.05
 # loads of at least this many rows into a KB no bigger than the load rebuild the indexes
 _BULK_MIN_ROWS = 1000
 _BULK_MAINTENANCE_MEM = "512MB"
@@ -399,33 +402,74 @@ class PostgresStore:
 
     # -- contract: search -----------------------------------------------------------------
     def search_text(self, tokens: Sequence[str], k: int, filters: Filter | None = None) -> Scored:
-        """Okapi BM25 (Lucene idf, k1=1.5, b=0.75) over the candidates the GIN index finds.
+        """Okapi BM25 (Lucene idf, k1=1.5, b=0.75) computed in SQL, exact.
 
         The same scores as the embedded backend: repeated query tokens count once, statistics
         (N, df, avgdl) are over all chunks, the filter only decides which chunks may be returned.
+
+        Candidates come from the GIN index, and scoring costs ~10 µs per candidate row, so common
+        words (df ≈ N/2 for 应当, 规定 in statutes) would make every query a near-full scan.
+        MaxScore pruning keeps it exact and cheap: score only the rows containing one of the
+        *rare* query terms first; a row containing none of them scores at most the sum of the
+        other terms' upper bounds ``idf·(k1+1)``, so if the k-th score found beats that bound the
+        answer is complete; otherwise it rescans with just enough of the next-rarest terms (all
+        of them when fewer than k rows were found).
         """
         terms = list(dict.fromkeys(t for t in tokens if _searchable(t)))
         if not terms or k <= 0:
             return []
         where, fparams = filter_sql(filters)
+        with self.pool.connection() as conn:
+            st = conn.execute(
+                sql.SQL("SELECT n, total_len FROM {} LIMIT 1").format(self._t("stats"))
+            ).fetchone()
+            if not st or not st[0]:
+                return []
+            n, avgdl = float(st[0]), max(float(st[1]) / float(st[0]), 1e-9)
+            dfs = dict(
+                conn.execute(
+                    sql.SQL("SELECT term, df FROM {} WHERE term = ANY(%s)").format(self._t("terms")),
+                    (terms,),
+                ).fetchall()
+            )
+            present = sorted((t for t in terms if dfs.get(t, 0) > 0), key=lambda t: (dfs[t], t))
+            if not present:
+                return []
+            weight = {t: math.log1p((n - dfs[t] + 0.5) / (dfs[t] + 0.5)) * (BM25_K1 + 1) for t in present}
+            rare = [t for t in present if dfs[t] <= _RARE_DF_SHARE * n] or present[:1]
+            rows = self._bm25_rows(conn, present, weight, rare, avgdl, where, fparams, k)
+            if len(rare) < len(present):
+                kth = float(rows[-1][1]) if len(rows) >= k else 0.0
+                # the true k-th score is ≥ kth, so rows without any term of the smallest prefix
+                # whose remaining upper bounds sum below kth cannot make the top k
+                needed = len(rare)
+                while needed < len(present) and sum(weight[t] for t in present[needed:]) >= kth:
+                    needed += 1
+                if needed > len(rare):
+                    rows = self._bm25_rows(conn, present, weight, present[:needed], avgdl, where, fparams, k)
+        return [(r[0], float(r[1])) for r in rows if r[1] is not None and r[1] > 0]
+
+    def _bm25_rows(
+        self,
+        conn: psycopg.Connection[Any],
+        terms: list[str],
+        weight: dict[str, float],
+        prefilter: list[str],
+        avgdl: float,
+        where: sql.Composable,
+        fparams: list[Any],
+        k: int,
+    ) -> list[tuple[Any, ...]]:
+        """Top k by BM25 over all ``terms`` among the rows containing a ``prefilter`` term."""
         # one correlated aggregate per candidate row over the (few) query terms: no GROUP BY,
         # so the wide tf column is never sorted (2-3x faster than join + group)
         query = sql.SQL(
             """
-            WITH st AS MATERIALIZED (
-                SELECT greatest(n, 1)::double precision AS n,
-                       greatest(total_len::double precision / nullif(n, 0), 1e-9) AS avgdl
-                FROM {stats} LIMIT 1
-            ), q AS MATERIALIZED (
-                SELECT t.term,
-                       ln(1 + (st.n - t.df + 0.5) / (t.df + 0.5)) * ({k1} + 1) AS w,
-                       {k1} * (1 - {b}) AS c0,
-                       {k1} * {b} / st.avgdl AS c1
-                FROM {terms} t CROSS JOIN st
-                WHERE t.term = ANY(%s::text[])
+            WITH q AS MATERIALIZED (
+                SELECT * FROM unnest(%s::text[], %s::double precision[]) AS q(term, w)
             )
             SELECT c.id,
-                   (SELECT sum(q.w * x.tf / (x.tf + q.c0 + q.c1 * c.dl))
+                   (SELECT sum(q.w * x.tf / (x.tf + %s + %s * c.dl))
                     FROM q CROSS JOIN LATERAL (SELECT (c.tf ->> q.term)::double precision AS tf) x
                     WHERE x.tf IS NOT NULL) AS score
             FROM {chunks} c
@@ -433,18 +477,10 @@ class PostgresStore:
             ORDER BY score DESC, c.id
             LIMIT %s
             """
-        ).format(
-            stats=self._t("stats"),
-            terms=self._t("terms"),
-            chunks=self._t("chunks"),
-            k1=sql.Literal(BM25_K1),
-            b=sql.Literal(BM25_B),
-            where=where,
-        )
-        params = [terms, tsquery_or(terms), *fparams, int(k)]
-        with self.pool.connection() as conn:
-            rows = conn.execute(query, params).fetchall()
-        return [(r[0], float(r[1])) for r in rows if r[1] is not None and r[1] > 0]
+        ).format(chunks=self._t("chunks"), where=where)
+        c0, c1 = BM25_K1 * (1 - BM25_B), BM25_K1 * BM25_B / avgdl
+        params = [terms, [weight[t] for t in terms], c0, c1, tsquery_or(prefilter), *fparams, int(k)]
+        return conn.execute(query, params).fetchall()
 
     def search_vector(self, vector: np.ndarray, k: int, filters: Filter | None = None) -> Scored:
         """HNSW cosine search; score = 1 - cosine distance."""
@@ -618,6 +654,9 @@ class PostgresStore:
                 conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (_BULK_MAINTENANCE_MEM,))
                 for ddl in self._index_ddl(self._dim).values():
                     conn.execute(ddl)
+                # fresh statistics, so the first queries already get index plans
+                conn.execute(sql.SQL("ANALYZE {}").format(self._t("chunks")))
+                conn.execute(sql.SQL("ANALYZE {}").format(self._t("terms")))
             assert removed is not None and added is not None
             self._drop_terms(conn, removed[2])
             self._update_stats(conn, int(added[0]) - int(removed[0]), int(added[1]) - int(removed[1]))
