@@ -108,6 +108,21 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("采光好、安静", {"special+": ["采光", "安静"]}),
     ("性价比高的学区房，别太贵", {"special+": ["学区", "低总价"]}),
     ("不要别墅", {"negations+": ["别墅"], "property_type": None}),
+    # -- more colloquial forms -----------------------------------------------------------------
+    (
+        "嘉定区的房子，至少两个卧室，不要一楼",
+        {"districts": ["嘉定区"], "rooms": (2, None), "floor_exclude": ["低楼层"]},
+    ),
+    ("要中高楼层的房子", {"floor_in": ["中楼层", "高楼层"]}),
+    ("楼层不要太低，杨浦三房", {"floor_exclude": ["低楼层"], "districts": ["杨浦区"], "rooms": (3, 3)}),
+    ("除了毛坯都可以，徐汇两房", {"decoration_exclude": ["毛坯"], "decoration_in": []}),
+    ("想买一个房子，浦东的", {"rooms": (None, None), "districts": ["浦东新区"]}),
+    ("不考虑无电梯的房子", {"elevator": True}),
+    ("我预算只有350万，想在松江买个三房", {"price_max": 350, "districts": ["松江区"], "rooms": (3, 3)}),
+    ("静安区，总价在600万到900万之间，三室", {"price_min": 600, "price_max": 900, "rooms": (3, 3)}),
+    ("黄浦区豪装的房子", {"decoration_in": ["精装"]}),
+    ("奉贤区的毛坯房", {"decoration_in": ["毛坯"], "decoration_exclude": []}),
+    ("3室2厅2卫，长宁", {"rooms": (3, 3), "halls": 2, "districts": ["长宁区"]}),
     # -- everything at once --------------------------------------------------------------------
     (
         "浦东三林800万以内的两室，不要毛坯，要有电梯",

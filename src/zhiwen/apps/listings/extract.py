@@ -90,11 +90,11 @@ def normalise_question(text: str) -> str:
 # -- negation scope ------------------------------------------------------------------------------
 _CUE_RE = re.compile(
     r"不想要|不需要|不接受|不考虑|不喜欢|不能要|不能是|不要|不想|不能|不是|别要|别买|别|拒绝|排除|避开|远离|避免|讨厌|"
-    r"非|除去|去掉|想要|需要|希望|最好|必须|只要|要|而是|但是|但"
+    r"非|除了|除去|去掉|想要|需要|希望|最好|必须|只要|要|而是|但是|但"
 )
 _NEG_CUES = frozenset(
     "不想要 不需要 不接受 不考虑 不喜欢 不能要 不能是 不要 不想 不能 不是 别要 别买 别 "  # noqa: SIM905
-    "拒绝 排除 避开 远离 避免 讨厌 非 除去 去掉".split()
+    "拒绝 排除 避开 远离 避免 讨厌 非 除了 除去 去掉".split()
 )
 _CLAUSE_END = re.compile(r"[，,。；;！!？?\n]|但是|不过|然后|另外|同时|而且|并且")
 
@@ -488,28 +488,28 @@ def _extract_area(t: str, req: Requirements) -> None:
 
 
 # -- rooms ---------------------------------------------------------------------------------------
-_ROOM_UNIT = r"(?:室|房|居|卧)"
+_ROOM_UNIT = r"(?:个?(?:室|房间|房(?![子源产价东龄型贷])|居室|居|卧室|卧))"
 
 
 def _extract_rooms(t: str, req: Requirements) -> None:
     m = re.search(
-        rf"(\d+)\s*(?:{_ROOM_UNIT}|个房间)?\s*(?:-|到|至|或|或者|、)\s*(\d+)\s*(?:{_ROOM_UNIT}|个房间)", t
+        rf"(\d+)\s*{_ROOM_UNIT}?\s*(?:-|到|至|或|或者|、)\s*(\d+)\s*{_ROOM_UNIT}", t
     )
     if m and int(m.group(1)) <= 10 and int(m.group(2)) <= 10:
         a, b = sorted((int(m.group(1)), int(m.group(2))))
         req.rooms_min, req.rooms_max = a, b
         return
-    m = re.search(rf"(?:至少|起码|最少)\s*(\d+)\s*(?:{_ROOM_UNIT}|个房间)", t) or re.search(
-        rf"(\d+)\s*(?:{_ROOM_UNIT}|个房间)\s*(?:室)?\s*(?:及以上|以上|或以上|起|往上|或更多)", t
+    m = re.search(rf"(?:至少|起码|最少)\s*(?:要)?\s*(\d+)\s*{_ROOM_UNIT}", t) or re.search(
+        rf"(\d+)\s*{_ROOM_UNIT}\s*(?:室)?\s*(?:及以上|以上|或以上|起|往上|或更多)", t
     )
     if m and int(m.group(1)) <= 10:
         req.rooms_min = int(m.group(1))
         return
-    m = re.search(rf"(\d+)\s*(?:{_ROOM_UNIT}|个房间)\s*(?:室)?\s*(?:及以下|以下|以内)", t)
+    m = re.search(rf"(\d+)\s*{_ROOM_UNIT}\s*(?:室)?\s*(?:及以下|以下|以内)", t)
     if m and int(m.group(1)) <= 10:
         req.rooms_max = int(m.group(1))
         return
-    m = re.search(r"(\d+)\s*(?:室|房|居室|居|卧室|卧|个房间)(?:\s*(\d+)\s*厅)?", t)
+    m = re.search(rf"(\d+)\s*{_ROOM_UNIT}(?:\s*(\d+)\s*厅)?", t)
     if m and 0 < int(m.group(1)) <= 10:
         if is_negated(t, m.start()):
             return
@@ -561,6 +561,16 @@ def _extract_flags(t: str, req: Requirements) -> None:
     req.decoration_in = [d for d in req.decoration_in if d not in req.decoration_exclude]
 
     # floors
+    if re.search(r"中高楼层|中高层|中高区", t):
+        req.floor_in = ["中楼层", "高楼层"]
+        t = re.sub(r"中高楼层|中高层|中高区", " ", t)
+    if re.search(r"中低楼层|中低层|中低区", t):
+        req.floor_in = ["低楼层", "中楼层"]
+        t = re.sub(r"中低楼层|中低层|中低区", " ", t)
+    if re.search(r"楼层(?:不要|别|不能|不想)太?(?:低|矮)|(?:不要|别)太?低(?:的)?楼层", t):
+        _add(req.floor_exclude, "低楼层")
+    if re.search(r"楼层(?:不要|别|不能|不想)太?高|(?:不要|别)太?高(?:的)?楼层", t):
+        _add(req.floor_exclude, "高楼层")
     for m in re.finditer(
         r"(低楼层|中楼层|中间楼层|中层|高楼层|高层|底楼|底层|一楼|1楼|一层|1层|二楼|2楼)", t
     ):
