@@ -16,7 +16,7 @@ from typer.testing import Result
 
 Invoke = Callable[..., Result]
 
-PER_CATEGORY = 5
+PER_CATEGORY = 4
 MUST_HAVE = ("meat_dish/宫保鸡丁", "vegetable_dish/麻婆豆腐", "soup/西红柿鸡蛋汤")
 pytestmark = pytest.mark.shared_data
 

@@ -96,7 +96,7 @@ def test_fuse_dispatch() -> None:
 
 
 # -- properties ----------------------------------------------------------------------------------
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(rankings, st.randoms(use_true_random=False), st.integers(1, 100))
 def test_rrf_order_invariant(lists: list[Scored], rnd: object, k: int) -> None:
     weights = [float(i + 1) for i in range(len(lists))]
@@ -107,7 +107,7 @@ def test_rrf_order_invariant(lists: list[Scored], rnd: object, k: int) -> None:
     assert a == b
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(rankings, st.randoms(use_true_random=False))
 def test_minmax_order_invariant(lists: list[Scored], rnd: object) -> None:
     order = list(range(len(lists)))
@@ -119,7 +119,7 @@ def test_minmax_order_invariant(lists: list[Scored], rnd: object) -> None:
     assert [s for _, s in a] == pytest.approx([s for _, s in b])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(rankings, st.data(), st.integers(1, 100))
 def test_rrf_monotone_in_rank(lists: list[Scored], data: st.DataObject, k: int) -> None:
     """Moving a document up in one list never lowers its fused score."""
@@ -138,7 +138,7 @@ def test_rrf_monotone_in_rank(lists: list[Scored], data: st.DataObject, k: int) 
     assert after >= before
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(rankings, st.data())
 def test_minmax_monotone_in_score(lists: list[Scored], data: st.DataObject) -> None:
     """Raising a non-top document's score (keeping the list sorted) never lowers its fused score."""
@@ -156,7 +156,7 @@ def test_minmax_monotone_in_score(lists: list[Scored], data: st.DataObject) -> N
     assert after >= before - 1e-12
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(rankings, st.integers(1, 100))
 def test_zero_weight_drops_branch(lists: list[Scored], k: int) -> None:
     extra = [(f"x{i}", 100.0 - i) for i in range(5)]
@@ -169,7 +169,7 @@ def test_zero_weight_drops_branch(lists: list[Scored], k: int) -> None:
         assert [s for _, s in got] == pytest.approx([s for _, s in want])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(rankings, st.lists(weight, min_size=4, max_size=4))
 def test_minmax_bounded_and_sorted(lists: list[Scored], ws: list[float]) -> None:
     w = ws[: len(lists)]
@@ -183,7 +183,7 @@ def test_minmax_bounded_and_sorted(lists: list[Scored], ws: list[float]) -> None
     assert {i for i, _ in fused} == union
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(rankings, st.integers(1, 100))
 def test_rrf_deterministic_ties_and_union(lists: list[Scored], k: int) -> None:
     fused = rrf(lists, k=k)
