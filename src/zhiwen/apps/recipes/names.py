@@ -64,7 +64,7 @@ SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("娃娃菜", "小白菜"),
 )
 # one-way expansions: a bare 蛋 usually means 鸡蛋 (but not in 皮蛋/鸭蛋/蛋糕 …)
-_BARE_EGG = re.compile(r"(?<![鸡鸭鹅鹌鹑皮咸卤茶松荷溏金滑炒水蒸])蛋(?![糕挞黄白清液饼卷])")
+_BARE_EGG = re.compile(r"(?<![鸡鸭鹅鹌鹑皮咸卤茶松荷溏金滑水])蛋(?![糕挞黄白清液饼卷])")
 
 _QUESTION_NOISE = re.compile(
     r"请问|请教|麻烦|我想(?:知道|学|做|吃)?|想(?:学|做|吃)|教(?:我|一下)?|告诉我|帮我|一下|详细|具体|正宗|家常"

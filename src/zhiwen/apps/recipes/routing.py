@@ -70,16 +70,16 @@ _DETAIL = re.compile(
     r"怎么(?:做|炒|煮|烧|蒸|炖|煎|炸|拌|腌|弄|制作|准备|烤|卤|焖|煲|熬|调)"
     r"|怎样(?:做|制作)|如何(?:做|制作|烹饪|烧|炒|煮|蒸|炖|烤)|咋做|做法|制作方法|制作步骤|制作过程"
     r"|步骤|工序|流程|教程|食谱"
-    r"|需要(?:什么|哪些|多少|准备)|要(?:放|加|用)(?:什么|哪些|多少)|放(?:什么|多少|几)|加(?:多少|几)"
+    r"|需要(?:什么|哪些|多少|准备|几)|要(?:放|加|用)(?:什么|哪些|多少)|放(?:什么|多少|几)|加(?:多少|几)"
     r"|(?:什么|哪些)(?:食材|原料|材料|配料|用料|调料)|(?:食材|原料|材料|配料|用料)"
     r"|多少(?:克|毫升|g|ml|分钟)|多久|几分钟|火候"
 )
 _LIST = re.compile(
     r"推荐|有(?:什么|哪些|啥)|哪些|列(?:出|举)|来(?:几|点|一些)|吃什么|喝什么|做(?:什么|点什么)"
-    r"|什么菜|菜单|清单|大全|菜谱有|几(?:个|道|款|样|种)"
-    + r"|"
+    r"|什么菜|菜单|清单|大全|菜谱有"
+    + r"|(?:几|"
     + _NUM
-    + r"\s*(?:个|道|款|样|种)(?=.{0,8}(?:菜|汤|品|点|饭|面|吃的|喝的|早餐|主食|料理|小吃|$))"
+    + r")\s*(?:个|道|款|样|种)(?=.{0,8}(?:菜|汤|品|点|饭|面|吃的|喝的|早餐|主食|料理|小吃|$))"
 )
 _GENERAL = re.compile(
     r"什么是|是什么|为什么|为何|区别|不同|技巧|窍门|诀窍|营养|热量|卡路里|怎么判断|如何判断|怎么保存|如何保存"
@@ -118,6 +118,9 @@ def classify(question: str, *, dish_found: bool = False) -> RouteDecision:
     if is_list and detail:
         # "宫保鸡丁有哪些做法" names a dish → detail; "有什么简单的鸡蛋做法" does not → list
         return RouteDecision("detail" if dish_found else "list", True, "list and detail words")
+    if is_list and general and not question_filters(q):
+        # "焯水有什么技巧": 有什么 asks about a topic, not for dishes
+        return RouteDecision("general", True, "general words")
     if is_list:
         return RouteDecision("list", True, "list words")
     if detail:
