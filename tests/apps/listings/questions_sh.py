@@ -11,7 +11,8 @@ from typing import Any
 
 # (question, constraints). Keys: district (str | list), bankuai (list), price_min, price_max,
 # rooms (int | (lo, hi)), halls, area_min, area_max, elevator, decoration (allowed list),
-# not_decoration, not_floor, floor, facing_south, north_south, build_year_min, not_district
+# not_decoration, not_floor, floor, facing_south, north_south, build_year_min, not_district,
+# not_title (words the agent's title must not use, e.g. 高架)
 SH_QUESTIONS: list[tuple[str, dict[str, Any]]] = [
     ("浦东800万以内的两房", {"district": "浦东新区", "price_max": 800, "rooms": 2}),
     (
@@ -70,6 +71,14 @@ SH_QUESTIONS: list[tuple[str, dict[str, Any]]] = [
         {"district": "宝山区", "elevator": True, "decoration": ["精装"], "price_min": 300, "price_max": 500},
     ),
     ("虹口区三房以上，800万以内", {"district": "虹口区", "rooms": (3, None), "price_max": 800}),
+    (
+        "宝山区三房，不要顶楼，300到450万",
+        {"district": "宝山区", "rooms": 3, "not_floor": ["高楼层"], "price_min": 300, "price_max": 450},
+    ),
+    (
+        "浦东两房，远离高架，不要临街，500万以内",
+        {"district": "浦东新区", "rooms": 2, "price_max": 500, "not_title": ["高架", "临街"]},
+    ),
     ("长宁区中间楼层的两房", {"district": "长宁区", "floor": ["中楼层"], "rooms": 2}),
 ]
 
@@ -123,6 +132,10 @@ def check(meta: Mapping[str, Any], c: Mapping[str, Any]) -> list[str]:
         parts = str(meta.get("orientation") or "").split()
         if "南" not in parts or "北" not in parts:
             bad.append("north_south")
+    title = str(meta.get("title") or "")
+    for word in c.get("not_title", ()):
+        if word in title and f"不{word}" not in title and f"远离{word}" not in title:
+            bad.append(f"not_title:{word}")
     if "build_year_min" in c:
         by = meta.get("build_year")
         if not isinstance(by, int) or by < c["build_year_min"]:

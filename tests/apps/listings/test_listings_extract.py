@@ -95,7 +95,8 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("不要朝北的", {"exclude_north": True}),
     # -- soft negations and specials ---------------------------------------------------------
     ("远离高架", {"negations+": ["高架"]}),
-    ("不要顶楼", {"negations+": ["顶楼"]}),
+    ("不要顶楼", {"negations+": ["顶楼"], "floor_exclude": ["高楼层"]}),
+    ("高楼层，但不要顶楼", {"negations+": ["顶楼"], "floor_in": ["高楼层"], "floor_exclude": []}),
     ("不要临街的，太吵", {"negations+": ["临街"]}),
     ("不要老公房", {"negations+": ["公房"]}),
     ("不要动迁房", {"negations+": ["动迁房"]}),

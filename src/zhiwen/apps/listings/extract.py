@@ -492,9 +492,7 @@ _ROOM_UNIT = r"(?:个?(?:室|房间|房(?![子源产价东龄型贷])|居室|居
 
 
 def _extract_rooms(t: str, req: Requirements) -> None:
-    m = re.search(
-        rf"(\d+)\s*{_ROOM_UNIT}?\s*(?:-|到|至|或|或者|、)\s*(\d+)\s*{_ROOM_UNIT}", t
-    )
+    m = re.search(rf"(\d+)\s*{_ROOM_UNIT}?\s*(?:-|到|至|或|或者|、)\s*(\d+)\s*{_ROOM_UNIT}", t)
     if m and int(m.group(1)) <= 10 and int(m.group(2)) <= 10:
         a, b = sorted((int(m.group(1)), int(m.group(2))))
         req.rooms_min, req.rooms_max = a, b
@@ -663,8 +661,14 @@ def _extract_flags(t: str, req: Requirements) -> None:
             if explicit_neg or inherently_bad:
                 if canon == "朝北":
                     req.exclude_north = True
+                if canon == "顶楼":
+                    # the data only says 低/中/高楼层: excluding 高楼层 is the only way to be sure
+                    _add(req.floor_exclude, "高楼层")
                 _add(req.negations, canon)
                 break
+    if req.floor_in == ["高楼层"] and "顶楼" in req.negations and "高楼层" in req.floor_exclude:
+        req.floor_exclude.remove("高楼层")  # "高楼层但不要顶楼": the penalty is all we can do
+    req.floor_in = [f for f in req.floor_in if f not in req.floor_exclude]
     for m in re.finditer(r"(\d+)\s*号线", t):
         _add(req.keywords, f"{m.group(1)}号线")
         _add(req.location_keywords, f"{m.group(1)}号线")

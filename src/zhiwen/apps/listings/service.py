@@ -405,7 +405,8 @@ class ListingsService:
                 meta = dict(h.chunk.metadata)
                 sc = score_listing(meta, req, rrf_norm=s / best, weights=self.weights, relaxed=tier_labels)
                 scored.append((sc.score, h, meta, sc))
-            scored.sort(key=lambda x: (-x[0], x[1].id))
+            # listings that hit a soft negation (远离高架 …) come after every clean one
+            scored.sort(key=lambda x: (bool(x[3].negations), -x[0], x[1].id))
             for score, h, meta, sc in scored:
                 if len(props) >= n:
                     break
