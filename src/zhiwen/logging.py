@@ -30,7 +30,8 @@ request_id_var: ContextVar[str] = ContextVar("zhiwen_request_id", default="-")
 
 # attributes every LogRecord has; anything else came from ``extra=`` and is worth emitting
 _STANDARD_ATTRS = frozenset(
-    logging.LogRecord("", 0, "", 0, "", (), None).__dict__.keys() | {"message", "asctime", "request_id"}
+    logging.LogRecord("", 0, "", 0, "", (), None).__dict__.keys()
+    | {"message", "asctime", "request_id", "color_message"}
 )
 _HANDLER_NAME = "zhiwen-structured"
 
