@@ -75,11 +75,15 @@ _AUTH_STATUS = frozenset({401, 403, 404})
 @contextlib.contextmanager
 def llm_purpose(purpose: str) -> Iterator[None]:
     """Label LLM metrics of calls made inside the block (``purpose`` label of ``LLM_CALLS``)."""
+    previous = _PURPOSE.get()
     token = _PURPOSE.set(purpose)
     try:
         yield
     finally:
-        _PURPOSE.reset(token)
+        try:
+            _PURPOSE.reset(token)
+        except ValueError:  # exited in another context (a generator resumed elsewhere)
+            _PURPOSE.set(previous)
 
 
 def error_outcome(exc: BaseException) -> str:

@@ -193,11 +193,14 @@ def execute_stream(
         return
     produced = False
     try:
+        # the purpose is read when the stream starts; the context must not span the yields
+        # (each step may run in another thread's context, e.g. starlette's iterate_in_threadpool)
         with llm_purpose(plan.purpose):
-            for delta in llm.stream(plan.messages, timeout_s=timeout_s):
-                if delta:
-                    produced = True
-                    yield ("delta", delta)
+            deltas = llm.stream(plan.messages, timeout_s=timeout_s)
+        for delta in deltas:
+            if delta:
+                produced = True
+                yield ("delta", delta)
     except LLMError as exc:
         yield from fallback(error_outcome(exc), "\n\n" if produced else "")
         return

@@ -162,4 +162,6 @@ def load_markdown(
         )
     if not docs:
         raise empty_corpus(path, f"no non-empty {'/'.join(sfx)} files")
-    return Corpus(documents=docs)
+    # a HowToCook tree is answered by the recipe app (zhiwen ask / POST /api/v1/qa)
+    defaults = {"app": "recipes"} if howtocook_enricher in hooks else {}
+    return Corpus(documents=docs, kb_defaults=defaults)
