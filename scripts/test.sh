@@ -15,6 +15,18 @@ PY=${PYTHON:-python3}
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 python -m pip install -q -e '.[dev]'
 
+# The rerank tests run a real (tiny, built on disk) cross-encoder through sentence-transformers.
+# It needs torch; only a CPU wheel is acceptable (a plain `pip install torch` pulls GBs of CUDA),
+# so it is installed only where a local CPU wheel exists (this project's CI machines).
+torch_wheel=$(ls /opt/wheels/torch-*+cpu-cp311-*.whl 2>/dev/null | head -n 1 || true)
+if ! python -c 'import sentence_transformers' 2>/dev/null; then
+  if [ -n "$torch_wheel" ]; then
+    python -m pip install -q "$torch_wheel" && python -m pip install -q -e '.[dev,rerank]'
+  else
+    echo "note: sentence-transformers not installed; real cross-encoder tests will be skipped (install a CPU torch wheel, then pip install -e '.[rerank]')" >&2
+  fi
+fi
+
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ -f scripts/ensure-postgres.sh ]; then
   bash scripts/ensure-postgres.sh || echo "warning: PostgreSQL/pgvector setup failed; PG tests will be skipped" >&2
 fi
