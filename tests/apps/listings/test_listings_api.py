@@ -181,6 +181,12 @@ def fake_llm() -> Iterator[FakeOpenAI]:
         yield fake
 
 
+def _metric(name: str, **labels: str) -> float:
+    from prometheus_client import REGISTRY
+
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
 def _llm_settings(base: Settings, fake: FakeOpenAI) -> Settings:
     llm = LLMSettings(base_url=fake.base_url, api_key="test", model="fake", max_retries=0, timeout_s=5)
     return base.model_copy(update={"llm": llm})
@@ -191,12 +197,18 @@ def test_llm_call_counts(sh_kb: Any, sh_settings: Settings, fake_llm: FakeOpenAI
     reset_services()
     with TestClient(api_app.create_app(settings)) as c:
         simple = {"question": "徐汇区三房，900万以内", "max_results": 3}
+        answers_before = _metric("zhiwen_llm_calls_total", purpose="listings_answer", outcome="ok")
+        hits_before = _metric("zhiwen_cache_hits_total", cache="listings_ask")
         body = c.post("/ask", json=simple).json()
         assert body["llm_used"] is True and body["answer"] == "根据房源信息，推荐第1套。"
         assert fake_llm.calls <= 1  # a simple question: the answer only
         calls = fake_llm.calls
         again = c.post("/ask", json=simple).json()
         assert again["cached"] is True and fake_llm.calls == calls  # a cache hit: 0 calls
+        assert (
+            _metric("zhiwen_llm_calls_total", purpose="listings_answer", outcome="ok") == answers_before + 1
+        )
+        assert _metric("zhiwen_cache_hits_total", cache="listings_ask") >= hits_before + 1
         # the answer prompt is grounded in the retrieved listings
         prompt = fake_llm.requests[-1]["messages"][-1]["content"]
         assert "只能使用" in prompt and body["retrieved_properties"][0]["title"] in prompt
@@ -207,6 +219,7 @@ def test_llm_call_counts(sh_kb: Any, sh_settings: Settings, fake_llm: FakeOpenAI
         out = c.post("/ask", json=complex_q).json()
         assert fake_llm.calls - before <= 2  # one extraction + one answer
         assert out["quality"]["llm_extraction"] is True
+        assert _metric("zhiwen_llm_calls_total", purpose="listings_extract", outcome="ok") >= 1
     reset_services()
 
 
