@@ -532,3 +532,46 @@ def test_stores_share_one_pool_per_database(open_pg) -> None:
     assert b.count() == 2
     st = b.stats()
     assert st["backend"] == "postgres" and st["chunks"] == 2 and st["bytes"] > 0 and st["pgvector"]
+
+
+@needs_pg
+def test_api_answers_503_while_database_down_and_recovers(
+    zhiwen_home, monkeypatch: pytest.MonkeyPatch, kb_names: list[str]
+) -> None:
+    """End to end: KnowledgeBase on PG behind the API; outage → HTTP 503 + Chinese message."""
+    from fastapi.testclient import TestClient
+
+    from zhiwen.api.app import create_app
+    from zhiwen.config import Settings, reset_settings_cache
+    from zhiwen.kb import close_all, open_kb
+
+    proxy = TcpProxy((PG_HOST, PG_PORT))
+    proxy.start()
+    try:
+        monkeypatch.setenv("ZHIWEN_STORE", f"postgresql://postgres@127.0.0.1:{proxy.port}/postgres")
+        monkeypatch.setenv("ZHIWEN_POSTGRES__POOL_TIMEOUT_S", "10")
+        reset_settings_cache()
+        settings = Settings()
+        name = f"tpg_api_{uuid.uuid4().hex[:6]}"
+        kb_names.append(name)
+        kb = open_kb(name, settings=settings, create=True, embedder="hash")
+        docs = [
+            Document(id="gongbao", text="# 宫保鸡丁\n宫保鸡丁的做法：鸡丁、花生、辣椒。", title="宫保鸡丁")
+        ]
+        kb.index_documents(docs, progress=False)
+        client = TestClient(create_app(settings))
+        body = {"kb": name, "query": "宫保鸡丁怎么做", "mode": "bm25"}
+        ok = client.post("/knowledge-base/search", json=body)
+        assert ok.status_code == 200 and ok.json()["data"]["results"]
+
+        proxy.stop()
+        down = client.post("/knowledge-base/search", json=body)
+        assert down.status_code == 503, down.text
+        assert down.json()["code"] == 2002 and "PostgreSQL" in down.json()["message"]
+
+        proxy.start()
+        again = client.post("/knowledge-base/search", json=body)
+        assert again.status_code == 200 and again.json()["data"]["results"]
+    finally:
+        proxy.stop()
+        close_all()
