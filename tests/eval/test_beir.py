@@ -111,6 +111,7 @@ def test_bad_dataset_dir(tmp_path: Path, zhiwen_home: Path) -> None:
         evaluate(None, tmp_path / "empty", "bm25", embedder="hash")
 
 
+@pytest.mark.shared_data
 def test_cmrc_bm25_recall(shared_data: Path, zhiwen_home: Path) -> None:
     """BM25 alone on 50 CMRC2018 queries (no embedding): the lexically easy set is near-saturated."""
     report = evaluate(None, shared_data / "cmrc2018_retrieval", "bm25", n_queries=50, embedder="hash")
