@@ -205,7 +205,7 @@ def test_hnsw_search_and_filters(tmp_path: Path, small_hnsw: None) -> None:
     # reopening loads the saved graph instead of rebuilding it
     s2 = EmbeddedStore(tmp_path / "kb", dim=DIM)
     assert s2.search_vector(vecs[17], k=1)[0][0] == "k17"
-    assert list((tmp_path / "kb" / "index").glob("hnsw-*.usearch"))
+    assert list((tmp_path / "kb" / "index").glob("hnsw-*.faiss"))
     # new rows after the cache are added to the loaded graph
     extra = Chunk(id="new", doc_id="new", text="x")
     s2.upsert([extra], tokens=[["w1"]], vectors=np.eye(DIM, dtype=np.float32)[:1] * -1)

@@ -4,7 +4,7 @@ Layout of the directory::
 
     store.sqlite        source of truth (WAL): chunks, parents, metadata, token ids, vectors
     index/cache.npz     derived search index (BM25 postings, vectors, metadata columns)
-    index/hnsw-*.usearch  usearch HNSW graph over the vectors (stores ≥ 20k chunks)
+    index/hnsw-*.faiss  faiss HNSW graph over the vectors (stores ≥ 20k chunks)
 
 Writes are SQLite transactions, so a failed :meth:`EmbeddedStore.upsert`/:meth:`delete` leaves
 the previous state intact on disk. Row ids are never reused and a changed chunk is written as
@@ -16,7 +16,7 @@ ms for small batches), and ``close()`` saves the index cache so the next process
 
 Searches read an immutable snapshot, so many threads may search while one thread writes.
 BM25 (k1 = 1.5, b = 0.75) is computed at query time over term-major postings
-(:mod:`zhiwen.store._bm25`); vectors use exact numpy search or usearch HNSW
+(:mod:`zhiwen.store._bm25`); vectors use exact numpy search or faiss HNSW
 (:mod:`zhiwen.store._vectors`); metadata filters are numpy masks
 (:mod:`zhiwen.store._columns`) applied inside both branches.
 
@@ -621,7 +621,7 @@ class EmbeddedStore:
             log.info("building HNSW over %d vectors in %s", n, self.path)
             self._hnsw = HNSW.create(dim)
         if self._hnsw is not None:
-            self._hnsw.add(matrix, has_vec, n)
+            self._hnsw.add(matrix, n)
         return VectorIndex(matrix, has_vec, self._hnsw)
 
     # -- on-disk cache of the derived index ---------------------------------------------------------
@@ -654,12 +654,12 @@ class EmbeddedStore:
             if self._hnsw is not None:
                 tmp_h = index_dir / f".hnsw-{token}.tmp"
                 self._hnsw.save(tmp_h)
-                os.replace(tmp_h, index_dir / f"hnsw-{token}.usearch")
+                os.replace(tmp_h, index_dir / f"hnsw-{token}.faiss")
             tmp = index_dir / f".cache-{token}.tmp.npz"
             np.savez(tmp, **arrays)  # type: ignore[arg-type]
             os.replace(tmp, self._cache_path())
-            for old in index_dir.glob("hnsw-*.usearch"):
-                if old.name != f"hnsw-{token}.usearch":
+            for old in index_dir.glob("hnsw-*.faiss"):
+                if old.name != f"hnsw-{token}.faiss":
                     old.unlink(missing_ok=True)
             self._saved_generation = snap.generation
         except OSError as exc:  # the cache is an optimisation: log and go on
@@ -683,9 +683,11 @@ class EmbeddedStore:
                 if matrix is None or matrix.shape[1:] != (self._dim,):
                     return None
                 token = unpack_strs(arrays["hnsw_token"])[0]
-                hnsw_path = self.path / INDEX_DIR / f"hnsw-{token}.usearch"
+                hnsw_path = self.path / INDEX_DIR / f"hnsw-{token}.faiss"
                 if token and hnsw_path.exists():
-                    self._hnsw = HNSW.load(hnsw_path, self._dim, len(matrix))
+                    hnsw = HNSW.load(hnsw_path)
+                    if hnsw.size == len(matrix):
+                        self._hnsw = hnsw
                 vectors = VectorIndex(matrix, arrays["has_vec"], self._hnsw)
             snap = _Snapshot(
                 rowids=arrays["rowids"],
@@ -706,7 +708,7 @@ class EmbeddedStore:
         self._saved_generation = snap.generation
         if snap.vectors is not None and self._hnsw is None and snap.vectors.has_vec.sum() >= HNSW_MIN_ROWS:
             self._hnsw = HNSW.create(self._dim or 0)
-            self._hnsw.add(snap.vectors.matrix, snap.vectors.has_vec, snap.n)
+            self._hnsw.add(snap.vectors.matrix, snap.n)
             snap = dataclasses.replace(
                 snap, vectors=VectorIndex(snap.vectors.matrix, snap.vectors.has_vec, self._hnsw)
             )
