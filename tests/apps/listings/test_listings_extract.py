@@ -89,6 +89,8 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("简装或者精装都行", {"decoration_in": ["精装", "简装"]}),
     ("不要低楼层", {"floor_exclude": ["低楼层"]}),
     ("不要一楼", {"floor_exclude": ["低楼层"]}),
+    ("虹口区不要低楼层的两房", {"floor_exclude": ["低楼层"], "rooms": (2, 2), "districts": ["虹口区"]}),
+    ("不要毛坯的精装两房", {"decoration_exclude": ["毛坯"], "decoration_in": ["精装"], "rooms": (2, 2)}),
     ("中间楼层", {"floor_in": ["中楼层"]}),
     ("不要高楼层，要朝南", {"floor_exclude": ["高楼层"], "facing_south": True}),
     ("南北通透的三房", {"north_south": True, "rooms": (3, 3)}),
@@ -211,6 +213,8 @@ def test_normalise_question(text: str, out: str) -> None:
         ("要电梯房", "电梯", False),
         ("别太吵", "吵", True),
         ("不想要低楼层和顶楼", "顶楼", True),
+        ("不要低楼层的两房", "两房", False),
+        ("不要临街的房子", "临街", True),
     ],
 )
 def test_negation_scope(text: str, word: str, negated: bool) -> None:

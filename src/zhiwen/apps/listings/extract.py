@@ -96,7 +96,8 @@ _NEG_CUES = frozenset(
     "不想要 不需要 不接受 不考虑 不喜欢 不能要 不能是 不要 不想 不能 不是 别要 别买 别 "  # noqa: SIM905
     "拒绝 排除 避开 远离 避免 讨厌 非 除了 除去 去掉".split()
 )
-_CLAUSE_END = re.compile(r"[，,。；;！!？?\n]|但是|不过|然后|另外|同时|而且|并且")
+# a clause boundary ends a negation's scope; so does 的 ("不要低楼层的两房": 两房 is wanted)
+_CLAUSE_END = re.compile(r"[，,。；;！!？?\n的]|但是|不过|然后|另外|同时|而且|并且")
 
 
 def is_negated(text: str, start: int, window: int = 12) -> bool:

@@ -280,7 +280,7 @@ class ListingsService:
     def search_text(question: str, req: Requirements) -> str:
         """The retrieval query: the question without negated clauses, plus canonical words."""
         t = normalise_question(question)
-        t = re.sub(r"(不要|不想要|不考虑|不接受|远离|避开|拒绝|别|排除)[^，,。；;！!？?、和]{0,8}", " ", t)
+        t = re.sub(r"(不要|不想要|不考虑|不接受|远离|避开|拒绝|别|排除)[^，,。；;！!？?、和的]{0,8}", " ", t)
         extra = [p.name.replace("/", " ") for p in req.places] + req.estates + req.special + req.keywords
         extra += req.decoration_in
         text = " ".join([t, *extra]).strip()
