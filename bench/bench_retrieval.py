@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         ),
         "",
     ]
-    text = "\n".join(header) + markdown(out, args.k)
+    text = "\n".join(header) + "\n" + markdown(out, args.k)
     result_checks = checks(out, args.k)
     text += (
         "\n### Checks\n\n" + "\n".join(f"- [{'x' if ok else ' '}] {msg}" for msg, ok in result_checks) + "\n"
