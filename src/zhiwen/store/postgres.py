@@ -75,6 +75,22 @@ from zhiwen.store.filters import Filter
 
 log = logging.getLogger(__name__)
 
+
+# Shared tail of the statements that delete chunks (CTE ``gone`` returning tf, dl): lower each
+# removed term's document frequency and report (rows removed, total length removed, terms whose
+# df reached zero) so the caller can update ``stats`` and prune ``terms``.
+_DF_DECREMENT = """, dec AS (
+                        UPDATE {terms} t SET df = t.df - g.cnt
+                        FROM (SELECT key AS term, count(*) AS cnt
+                              FROM gone, jsonb_object_keys(gone.tf) AS key GROUP BY key) g
+                        WHERE t.term = g.term
+                        RETURNING t.term, t.df
+                    )
+                    SELECT count(*), coalesce(sum(dl), 0),
+                           (SELECT coalesce(array_agg(term), '{{}}') FROM dec WHERE df <= 0)
+                    FROM gone
+                    """
+
 SCHEMA_VERSION = 1
 BM25_K1 = 1.5
 BM25_B = 0.75
@@ -603,17 +619,8 @@ class PostgresStore:
                               AND n.title = c.title AND n.text = c.text
                               AND n.metadata = c.metadata AND n.tf = c.tf AND {same_vec})
                         RETURNING c.tf, c.dl
-                    ), dec AS (
-                        UPDATE {terms} t SET df = t.df - g.cnt
-                        FROM (SELECT key AS term, count(*) AS cnt
-                              FROM gone, jsonb_object_keys(gone.tf) AS key GROUP BY key) g
-                        WHERE t.term = g.term
-                        RETURNING t.term, t.df
-                    )
-                    SELECT count(*), coalesce(sum(dl), 0),
-                           (SELECT coalesce(array_agg(term), '{{}}') FROM dec WHERE df <= 0)
-                    FROM gone
-                    """
+                    )"""
+                    + _DF_DECREMENT
                 ).format(chunks=self._t("chunks"), terms=self._t("terms"), same_vec=sql.SQL(same_vec)),
                 (docs, ids),
             ).fetchone()
@@ -723,17 +730,8 @@ class PostgresStore:
                     WITH gone AS (
                         DELETE FROM {chunks} c WHERE c.id = ANY(%s) OR c.doc_id = ANY(%s)
                         RETURNING c.tf, c.dl
-                    ), dec AS (
-                        UPDATE {terms} t SET df = t.df - g.cnt
-                        FROM (SELECT key AS term, count(*) AS cnt
-                              FROM gone, jsonb_object_keys(gone.tf) AS key GROUP BY key) g
-                        WHERE t.term = g.term
-                        RETURNING t.term, t.df
-                    )
-                    SELECT count(*), coalesce(sum(dl), 0),
-                           (SELECT coalesce(array_agg(term), '{{}}') FROM dec WHERE df <= 0)
-                    FROM gone
-                    """
+                    )"""
+                    + _DF_DECREMENT
                 ).format(chunks=self._t("chunks"), terms=self._t("terms")),
                 (list(chunk_ids), list(doc_ids)),
             ).fetchone()
