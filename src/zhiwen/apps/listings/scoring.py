@@ -38,15 +38,18 @@ from zhiwen.config import ListingsSettings
 _NEG_PREFIX = re.compile(r"(不|无|没有|没|远离|非|避开)$")
 
 
+_DEFAULTS = ListingsSettings()  # the weights' defaults live in config.py only
+
+
 @dataclass(frozen=True, slots=True)
 class Weights:
-    base: float = 0.35
-    price: float = 0.25
-    location: float = 0.15
-    special: float = 0.15
-    type: float = 0.10
-    negation_penalty: float = 0.5
-    tolerance: float = 0.10
+    base: float = _DEFAULTS.weight_base
+    price: float = _DEFAULTS.weight_price
+    location: float = _DEFAULTS.weight_location
+    special: float = _DEFAULTS.weight_special
+    type: float = _DEFAULTS.weight_type
+    negation_penalty: float = _DEFAULTS.negation_penalty
+    tolerance: float = _DEFAULTS.price_over_budget_tolerance
 
     @classmethod
     def from_settings(cls, s: ListingsSettings) -> Weights:
