@@ -462,13 +462,13 @@ class KnowledgeBase:
             hits = self.retriever.run(query, mode=mode, top_k=k, filters=filters)
             return aggregate_parents(hits, self.store, top_k)
 
-    def get_chunks(self, ids: list[str]) -> list[Chunk]:
+    def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
         with self._rw.read():
-            return self.store.get_chunks(ids)
+            return self.store.get_chunks(list(ids))
 
-    def get_parents(self, ids: list[str]) -> list[Document]:
+    def get_parents(self, ids: Sequence[str]) -> list[Document]:
         with self._rw.read():
-            return self.store.get_parents(ids)
+            return self.store.get_parents(list(ids))
 
     def delete_documents(self, doc_ids: list[str]) -> int:
         """Delete whole documents (chunks + parent); returns chunks removed."""

@@ -11,12 +11,12 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from zhiwen.api.app import create_app
-from zhiwen.api.deps import KBRegistry, get_kb_registry
-from zhiwen.api.routes.search import get_searcher
+from zhiwen.appkit.deps import KBRegistry, get_kb_registry
+from zhiwen.appkit.deps import get_pipeline
 from zhiwen.config import Settings
 from zhiwen.documents import Chunk, SearchHit
 from zhiwen.errors import KnowledgeBaseNotFound
-from zhiwen.retrieve.adaptive import AdaptiveSearch
+from zhiwen.retrieve.pipeline import RetrievalPipeline
 
 ADMIN_TOKEN = "s3cret-token"
 
@@ -127,8 +127,8 @@ def make_client(
         if fake:
             app.dependency_overrides[get_kb_registry] = lambda: FakeRegistry(s, {"demo": fake_kb})
             dynamic = app.state.dynamic_settings
-            searcher = AdaptiveSearch(dynamic.get, reranker_factory=lambda cfg: reranker)
-            app.dependency_overrides[get_searcher] = lambda: searcher
+            searcher = RetrievalPipeline(dynamic.get, reranker_factory=lambda cfg: reranker)
+            app.dependency_overrides[get_pipeline] = lambda: searcher
         client = TestClient(app, raise_server_exceptions=False)
         clients.append(client)
         return client

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from zhiwen.api.dynamic_settings import DynamicSettingsService, dynamic_settings_defaults
+from zhiwen.config.runtime import DynamicSettingsService, dynamic_settings_defaults
 from zhiwen.config import Settings
 
 

@@ -117,11 +117,11 @@ def test_reranker_failure_keeps_fused_order(make_client: Any, settings: Settings
 
 def test_unavailable_cross_encoder_falls_back(make_client: Any, settings: Settings, fake_kb: Any) -> None:
     """The real factory with a model that does not exist: fused order, no error to the user."""
-    from zhiwen.api.routes.search import get_searcher
+    from zhiwen.appkit.deps import get_pipeline
 
     s = _rerank_on(settings, model=str(settings.home / "no-such-model"))
     client = make_client(s)
-    client.app.dependency_overrides.pop(get_searcher)  # type: ignore[attr-defined]
+    client.app.dependency_overrides.pop(get_pipeline)  # type: ignore[attr-defined]
     data = search(client, top_k=2)["data"]
     assert len(data["results"]) == 2
     assert data["diagnostics"]["reranked"] is False

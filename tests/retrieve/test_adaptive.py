@@ -9,13 +9,13 @@ import pytest
 from zhiwen.config import Settings
 from zhiwen.documents import Chunk, SearchHit
 from zhiwen.retrieve.adaptive import (
-    AdaptiveSearch,
     adjust_mmr_lambda,
     adjust_per_doc_limit,
     adjust_thresholds,
     apply_min_similarity,
     apply_per_doc_limit,
 )
+from zhiwen.retrieve.pipeline import RetrievalPipeline
 from zhiwen.understand.profile import QueryIntent as Q
 
 
@@ -109,7 +109,7 @@ def _settings(**sections: dict[str, Any]) -> Settings:
 
 def test_pipeline_defaults_are_plain_search() -> None:
     kb = KB(_hits([("a", 0.9), ("a", 0.8), ("b", 0.7)]))
-    result = AdaptiveSearch(lambda: _settings()).search(kb, "随便看看", top_k=2)
+    result = RetrievalPipeline(lambda: _settings()).search(kb, "随便看看", top_k=2)
     assert [h.id for h in result.hits] == ["a#0", "a#1"]
     assert result.intent is Q.UNKNOWN and result.message is None
     assert kb.calls[0]["top_k"] == 2 and kb.calls[0]["rrf_k"] == 60
@@ -118,7 +118,7 @@ def test_pipeline_defaults_are_plain_search() -> None:
 def test_doc_specific_raises_per_doc_limit_in_pipeline() -> None:
     kb = KB(_hits([("a", 0.9)] * 4 + [("b", 0.5)]))
     cfg = _settings(adaptive={"per_doc_limit": 1, "dynamic_threshold_enabled": True})
-    searcher = AdaptiveSearch(lambda: cfg)
+    searcher = RetrievalPipeline(lambda: cfg)
     plain = searcher.search(kb, "检索模式", top_k=5)
     assert [h.chunk.doc_id for h in plain.hits] == ["a", "b"]
     specific = searcher.search(kb, "这份文档里的检索模式", top_k=5)
@@ -128,7 +128,7 @@ def test_doc_specific_raises_per_doc_limit_in_pipeline() -> None:
 
 def test_config_is_read_per_search() -> None:
     box = {"cfg": _settings()}
-    searcher = AdaptiveSearch(lambda: box["cfg"])
+    searcher = RetrievalPipeline(lambda: box["cfg"])
     kb = KB(_hits([("a", 0.9)]))
     searcher.search(kb, "q")
     box["cfg"] = _settings(retrieval={"rrf_k": 5, "fusion": "rrf"})
@@ -145,7 +145,7 @@ def test_dynamic_rerank_threshold_triggers_fallback_logged(caplog: Any) -> None:
 
     kb = KB(_hits([("a", 0.9), ("b", 0.8), ("c", 0.7)]))
     cfg = _settings(rerank={"enabled": True}, adaptive={"dynamic_threshold_enabled": True})
-    searcher = AdaptiveSearch(lambda: cfg, reranker_factory=lambda c: R())
+    searcher = RetrievalPipeline(lambda: cfg, reranker_factory=lambda c: R())
     assert len(searcher.search(kb, "介绍一下", top_k=3).hits) == 3  # broad: 0.45 → all pass
     focused = searcher.search(kb, "如何安装", top_k=3)  # focused: 0.55 → none pass → fallback 2
     assert focused.diagnostics["fallback"] is True and len(focused.hits) == 2

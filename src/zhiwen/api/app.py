@@ -13,8 +13,8 @@ Routes of the engine:
 | GET | ``/docs`` , ``/openapi.json`` | OpenAPI |
 
 Apps add theirs through :data:`zhiwen.apps.registry.ROUTERS` (a router that fails to import is
-logged and skipped). Reusable pieces for app routers: :mod:`zhiwen.api.envelope` (``ok``),
-:mod:`zhiwen.api.deps` (settings, KB registry, ``Question``).
+logged and skipped). Reusable pieces for app routers: :mod:`zhiwen.appkit.envelope` (``ok``),
+:mod:`zhiwen.appkit.deps` (settings, KB registry, ``Question``).
 
 Example::
 
@@ -34,8 +34,8 @@ from fastapi import APIRouter, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from zhiwen import __version__
-from zhiwen.api.deps import KBRegistry
-from zhiwen.api.dynamic_settings import DynamicSettingsService
+from zhiwen.appkit.deps import KBRegistry
+from zhiwen.config.runtime import DynamicSettingsService
 from zhiwen.api.handlers import install_exception_handlers
 from zhiwen.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from zhiwen.api.routes import admin, health, kbs, search, ui

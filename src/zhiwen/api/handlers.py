@@ -21,7 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from zhiwen.api.envelope import error_response
+from zhiwen.appkit.envelope import error_response
 from zhiwen.errors import ZhiwenError
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """Pure-ASGI middleware: request context (id, metrics, access log, last-resort 500) and body limit.
 
 * :class:`RequestContextMiddleware` — reads/creates ``X-Request-ID`` and returns it, sets the
-  request-id and settings context variables (log lines and the :data:`zhiwen.api.deps.Question`
+  request-id and settings context variables (log lines and the :data:`zhiwen.appkit.deps.Question`
   validator see them), counts ``zhiwen_http_requests_total`` / latency by route *template*, writes
   one access-log line, and turns any exception that escaped the app into a 500 envelope.
 * :class:`BodyLimitMiddleware` — refuses bodies over ``settings.api.max_body_bytes`` with 413 /
@@ -20,8 +20,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from zhiwen.api.deps import current_settings_var
-from zhiwen.api.envelope import error_body
+from zhiwen.appkit.deps import current_settings_var
+from zhiwen.appkit.envelope import error_body
 from zhiwen.config import Settings
 from zhiwen.logging import request_id_var
 from zhiwen.metrics import HTTP_LATENCY, HTTP_REQUESTS

@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from zhiwen.apps.registry import APPS
-from zhiwen.cli._common import console, format_metadata, parse_options, print_json, run_cli
+from zhiwen.appkit.console import console, format_metadata, parse_options, print_json, run_cli
 from zhiwen.errors import InvalidParameter
 from zhiwen.generate.qa import Answer, answer_question
 from zhiwen.kb import open_kb

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import typer
 
-from zhiwen.cli._common import console, err_console, print_json, run_cli
+from zhiwen.appkit.console import console, err_console, print_json, run_cli
 from zhiwen.errors import InvalidParameter
 
 _MODES = ("bm25", "dense", "hybrid", "all")

@@ -29,7 +29,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from zhiwen.cli._common import console, parse_options, print_json, run_cli
+from zhiwen.appkit.console import console, parse_options, print_json, run_cli
 from zhiwen.errors import IngestError, ZhiwenError
 
 log = logging.getLogger(__name__)

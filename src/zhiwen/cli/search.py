@@ -16,7 +16,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from zhiwen.cli._common import (
+from zhiwen.appkit.console import (
     console,
     fmt_score,
     format_metadata,

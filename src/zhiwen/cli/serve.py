@@ -24,7 +24,7 @@ from typing import Any
 import typer
 from fastapi import FastAPI
 
-from zhiwen.cli._common import console, run_cli
+from zhiwen.appkit.console import console, run_cli
 from zhiwen.config import Settings, get_settings
 from zhiwen.errors import InvalidParameter
 

@@ -1,5 +1,4 @@
-"""Adaptive retrieval (seed 004): search → similarity threshold → rerank → fallback → MMR →
-per-document limit, with every knob adjusted by the query's intent.
+"""Adaptive retrieval (seed 004): how every knob of the pipeline is adjusted by the query's intent.
 
 Each adjustment is a small pure function behind its own flag (all flags off by default — the
 seed's grey release):
@@ -13,37 +12,24 @@ seed's grey release):
 * rerank (flag ``rerank.enabled``): :func:`zhiwen.retrieve.rerank.rerank_hits`.
 * MMR (flag ``adaptive.mmr_enabled``): :func:`zhiwen.retrieve.mmr.mmr_select`.
 
-:class:`AdaptiveSearch` takes a *config provider*: a zero-argument callable returning anything
-with ``retrieval`` / ``rerank`` / ``adaptive`` sections — the static
-:class:`~zhiwen.config.Settings` or the runtime :class:`zhiwen.api.dynamic_settings.DynamicSettings`
-— read once per search, so runtime changes apply to the next search.
+:func:`effective_params` gathers them into the parameters one search runs with; the pipeline
+that applies them is :class:`zhiwen.retrieve.pipeline.RetrievalPipeline`.
 
 Example::
 
-    >>> searcher = AdaptiveSearch(lambda: dynamic_service.get())
-    >>> result = searcher.search(kb, "宫保鸡丁怎么做", top_k=5)
-    >>> result.intent, result.params["mmr_lambda"], [h.chunk.id for h in result.hits]
+    >>> intent = QueryProfiler().classify("推荐几道菜")
+    >>> effective_params(get_settings(), intent, top_k=5)["mmr_lambda"]
+    0.7
 """
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from zhiwen.documents import SearchHit
-from zhiwen.metrics import EMPTY_RESULTS, FALLBACKS, PASSED_THRESHOLD
-from zhiwen.retrieve.mmr import Vectorize, mmr_select
-from zhiwen.retrieve.rerank import Reranker, get_reranker, rerank_hits
-from zhiwen.store.filters import Filter
-from zhiwen.understand.profile import QueryIntent, QueryProfiler
+from zhiwen.understand.profile import QueryIntent
 
-log = logging.getLogger(__name__)
-
-NO_RERANK_PASS = "No chunks met rerank threshold"
-NO_SIM_PASS = "No chunks met similarity threshold"
 DOC_SPECIFIC_MIN_PER_DOC = 3
 
 
@@ -118,172 +104,47 @@ def apply_per_doc_limit(hits: Sequence[SearchHit], limit: int, top_k: int) -> li
     return out
 
 
-# -- the pipeline ------------------------------------------------------------------------------
-@dataclass(slots=True)
-class AdaptiveResult:
-    hits: list[SearchHit]
-    intent: QueryIntent
-    params: dict[str, Any]
-    diagnostics: dict[str, Any] = field(default_factory=dict)
-    message: str | None = None
-    warnings: list[str] = field(default_factory=list)
 
 
-class AdaptiveSearch:
-    """Seed 004's retrieval pipeline over a KB; one instance serves every KB and request."""
-
-    def __init__(
-        self,
-        config: Callable[[], Any],
-        *,
-        reranker_factory: Callable[[Any], Reranker] = get_reranker,
-        vectorize: Vectorize | None = None,
-        route: str = "search",
-    ) -> None:
-        self._config = config
-        self._reranker_factory = reranker_factory
-        self._vectorize = vectorize
-        self._route = route
-        self._profilers: dict[str, QueryProfiler] = {}
-
-    def profiler(self, keywords: Mapping[str, Sequence[str]] | None) -> QueryProfiler:
-        key = repr(sorted((k, tuple(v)) for k, v in (keywords or {}).items()))
-        prof = self._profilers.get(key)
-        if prof is None:
-            if len(self._profilers) > 16:  # profiles change rarely; never grow unbounded
-                self._profilers.clear()
-            prof = self._profilers[key] = QueryProfiler(keywords)
-        return prof
-
-    def plan(
-        self, query: str, top_k: int, mode: str | None = None, cfg: Any = None
-    ) -> tuple[QueryIntent, dict[str, Any]]:
-        """The intent and every effective parameter for this query (no search)."""
-        cfg = cfg if cfg is not None else self._config()
-        r, rr, ad = cfg.retrieval, cfg.rerank, cfg.adaptive
-        intent = self.profiler(ad.keywords_profile).classify(query)
-        mmr_lambda = adjust_mmr_lambda(ad.mmr_lambda, intent, ad.dynamic_lambda_enabled, ad.lambda_delta)
-        min_sim, rerank_thr = adjust_thresholds(
-            ad.min_similarity, rr.score_threshold, intent, ad.dynamic_threshold_enabled, ad.threshold_delta
-        )
-        per_doc = adjust_per_doc_limit(ad.per_doc_limit, intent, ad.dynamic_threshold_enabled)
-        fusion = r.fusion
-        weights = (r.bm25_weight, r.dense_weight) if fusion == "rrf" else (1.0 - r.dense_alpha, r.dense_alpha)
-        # fetch enough to rerank / diversify / fill per-document limits, at least top_k
-        fetch_k = top_k
-        if rr.enabled:
-            fetch_k = max(fetch_k, rr.candidates)
-        if ad.mmr_enabled or per_doc > 0:
-            fetch_k = max(fetch_k, min(top_k * 4, r.candidates))
-        params: dict[str, Any] = {
-            "mode": mode or r.default_mode,
-            "top_k": top_k,
-            "fetch_k": fetch_k,
-            "fusion": fusion,
-            "rrf_k": r.rrf_k,
-            "dense_alpha": r.dense_alpha,
-            "weights": list(weights),
-            "candidates": r.candidates,
-            "mmr_enabled": ad.mmr_enabled,
-            "mmr_lambda": round(mmr_lambda, 6),
-            "mmr_lambda_base": ad.mmr_lambda,
-            "thresholds": {"similarity": round(min_sim, 6), "rerank": round(rerank_thr, 6)},
-            "thresholds_base": {"similarity": ad.min_similarity, "rerank": rr.score_threshold},
-            "dynamic_lambda": ad.dynamic_lambda_enabled,
-            "dynamic_threshold": ad.dynamic_threshold_enabled,
-            "per_doc_limit": per_doc,
-            "rerank": {
-                "enabled": rr.enabled,
-                "backend": rr.backend,
-                "model": rr.model if rr.backend == "cross_encoder" else rr.endpoint,
-                "candidates": rr.candidates,
-                "batch_size": rr.batch_size,
-                "fallback": min(rr.fallback, top_k),
-            },
-        }
-        return intent, params
-
-    def search(
-        self,
-        kb: Any,  # a KnowledgeBase (or anything with its search signature)
-        query: str,
-        *,
-        top_k: int | None = None,
-        filters: Filter | Mapping[str, Any] | None = None,
-        mode: str | None = None,
-    ) -> AdaptiveResult:
-        cfg = self._config()
-        k = int(top_k if top_k is not None else cfg.retrieval.top_k)
-        intent, params = self.plan(query, k, mode, cfg)
-        rerank_cfg = cfg.rerank
-        t0 = time.perf_counter()
-        hits = kb.search(
-            query,
-            mode=params["mode"],
-            top_k=params["fetch_k"],
-            filters=filters,
-            candidates=params["candidates"],
-            fusion=params["fusion"],
-            rrf_k=params["rrf_k"],
-            weights=tuple(params["weights"]),
-        )
-        timings = {"search": time.perf_counter() - t0}
-        diag: dict[str, Any] = {"retrieved": len(hits)}
-        result = AdaptiveResult(hits=[], intent=intent, params=params, diagnostics=diag)
-
-        passed = apply_min_similarity(hits, params["thresholds"]["similarity"])
-        diag["passed_similarity"] = len(passed)
-        if hits and not passed:
-            result.message = f"{NO_SIM_PASS}（没有片段达到相似度阈值，请放宽条件）"
-            FALLBACKS.labels(kind="similarity_empty").inc()
-            log.warning("no chunk met similarity threshold", extra={"intent": intent.value})
-
-        if rerank_cfg.enabled and passed:
-            outcome = rerank_hits(
-                lambda: self._reranker_factory(rerank_cfg),
-                query,
-                passed,
-                candidates=rerank_cfg.candidates,
-                threshold=params["thresholds"]["rerank"],
-                fallback=rerank_cfg.fallback,
-                top_k=k,
-                keep=params["fetch_k"] if (params["mmr_enabled"] or params["per_doc_limit"]) else k,
-            )
-            timings["rerank"] = outcome.seconds
-            diag.update(
-                reranked=outcome.reranked,
-                rerank_candidates=outcome.candidates,
-                passed_rerank=outcome.passed,
-                fallback=outcome.fallback,
-                rerank_error=outcome.error,
-            )
-            result.warnings.extend(outcome.warnings)
-            if outcome.reranked and outcome.passed == 0:
-                result.message = f"{NO_RERANK_PASS}（没有片段达到重排阈值，请放宽条件）"
-                log.warning(
-                    "no chunk met rerank threshold",
-                    extra={
-                        "intent": intent.value,
-                        "threshold": params["thresholds"]["rerank"],
-                        "threshold_adjusted": params["thresholds"]["rerank"] != rerank_cfg.score_threshold,
-                        "fallback": outcome.fallback,
-                    },
-                )
-            passed = outcome.hits
-        PASSED_THRESHOLD.observe(len(passed))
-
-        selected = passed
-        if params["mmr_enabled"] and len(selected) > 1:
-            t1 = time.perf_counter()
-            want = len(selected) if params["per_doc_limit"] else k
-            selected = mmr_select(selected, params["mmr_lambda"], want, vectorize=self._vectorize)
-            timings["mmr"] = time.perf_counter() - t1
-        selected = apply_per_doc_limit(selected, params["per_doc_limit"], k)
-        result.hits = selected
-        diag["returned"] = len(selected)
-        diag["timings_ms"] = {name: round(sec * 1000, 2) for name, sec in timings.items()}
-        if not selected:
-            EMPTY_RESULTS.labels(route=self._route).inc()
-            if result.message is None:
-                result.message = "没有找到相关内容"
-        return result
+def effective_params(cfg: Any, intent: QueryIntent, top_k: int, mode: str | None = None) -> dict[str, Any]:
+    """Every parameter one search runs with, after the intent's adjustments (reported as-is)."""
+    r, rr, ad = cfg.retrieval, cfg.rerank, cfg.adaptive
+    mmr_lambda = adjust_mmr_lambda(ad.mmr_lambda, intent, ad.dynamic_lambda_enabled, ad.lambda_delta)
+    min_sim, rerank_thr = adjust_thresholds(
+        ad.min_similarity, rr.score_threshold, intent, ad.dynamic_threshold_enabled, ad.threshold_delta
+    )
+    per_doc = adjust_per_doc_limit(ad.per_doc_limit, intent, ad.dynamic_threshold_enabled)
+    fusion = r.fusion
+    weights = (r.bm25_weight, r.dense_weight) if fusion == "rrf" else (1.0 - r.dense_alpha, r.dense_alpha)
+    # fetch enough to rerank / diversify / fill per-document limits, at least top_k
+    fetch_k = top_k
+    if rr.enabled:
+        fetch_k = max(fetch_k, rr.candidates)
+    if ad.mmr_enabled or per_doc > 0:
+        fetch_k = max(fetch_k, min(top_k * 4, r.candidates))
+    return {
+        "mode": mode or r.default_mode,
+        "top_k": top_k,
+        "fetch_k": fetch_k,
+        "fusion": fusion,
+        "rrf_k": r.rrf_k,
+        "dense_alpha": r.dense_alpha,
+        "weights": list(weights),
+        "candidates": r.candidates,
+        "mmr_enabled": ad.mmr_enabled,
+        "mmr_lambda": round(mmr_lambda, 6),
+        "mmr_lambda_base": ad.mmr_lambda,
+        "thresholds": {"similarity": round(min_sim, 6), "rerank": round(rerank_thr, 6)},
+        "thresholds_base": {"similarity": ad.min_similarity, "rerank": rr.score_threshold},
+        "dynamic_lambda": ad.dynamic_lambda_enabled,
+        "dynamic_threshold": ad.dynamic_threshold_enabled,
+        "per_doc_limit": per_doc,
+        "rerank": {
+            "enabled": rr.enabled,
+            "backend": rr.backend,
+            "model": rr.model if rr.backend == "cross_encoder" else rr.endpoint,
+            "candidates": rr.candidates,
+            "batch_size": rr.batch_size,
+            "fallback": min(rr.fallback, top_k),
+        },
+    }

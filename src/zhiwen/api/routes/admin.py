@@ -19,9 +19,9 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.api.deps import get_dynamic_settings_dep, get_settings_dep
-from zhiwen.api.dynamic_settings import DynamicSettingsService
-from zhiwen.api.envelope import ok
+from zhiwen.appkit.deps import get_dynamic_settings_dep, get_settings_dep
+from zhiwen.config.runtime import DynamicSettingsService
+from zhiwen.appkit.envelope import ok
 from zhiwen.config import Settings
 from zhiwen.errors import Unauthorized
 

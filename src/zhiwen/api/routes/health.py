@@ -9,8 +9,8 @@ from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from zhiwen import __version__
-from zhiwen.api.deps import KBRegistry, get_kb_registry
-from zhiwen.api.envelope import ok
+from zhiwen.appkit.deps import KBRegistry, get_kb_registry
+from zhiwen.appkit.envelope import ok
 
 router = APIRouter(tags=["ops"])
 

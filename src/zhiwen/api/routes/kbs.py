@@ -10,8 +10,8 @@ from typing import Any
 from fastapi import APIRouter, Depends
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.api.deps import KBRegistry, get_kb, get_kb_registry
-from zhiwen.api.envelope import ok
+from zhiwen.appkit.deps import KBRegistry, get_kb, get_kb_registry
+from zhiwen.appkit.envelope import ok
 from zhiwen.errors import ZhiwenError
 from zhiwen.kb import KnowledgeBase
 

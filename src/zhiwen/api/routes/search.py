@@ -22,19 +22,10 @@ from pydantic import BaseModel, Field, StrictInt, field_validator
 from pydantic_core import PydanticCustomError
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.api.deps import (
-    KBName,
-    KBRegistry,
-    Question,
-    current_settings,
-    get_dynamic_settings_dep,
-    get_kb_registry,
-    get_settings_dep,
-)
-from zhiwen.api.envelope import Envelope, ok
+from zhiwen.appkit.deps import KBName, KBRegistry, Question, current_settings, get_kb_registry, get_pipeline
+from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.documents import SearchHit
-from zhiwen.retrieve.adaptive import AdaptiveSearch
-from zhiwen.retrieve.rerank import get_reranker
+from zhiwen.retrieve.pipeline import RetrievalPipeline
 from zhiwen.store.filters import parse_filters
 
 router = APIRouter(tags=["search"])
@@ -114,31 +105,18 @@ def hit_to_result(hit: SearchHit) -> dict[str, Any]:
     }
 
 
-def get_searcher(request: Request) -> AdaptiveSearch:
-    """The app's :class:`AdaptiveSearch` over the runtime settings (tests override it)."""
-    searcher = getattr(request.app.state, "searcher", None)
-    if searcher is None:
-        dynamic = get_dynamic_settings_dep(request)
-        api_key = get_settings_dep(request).rerank.api_key
-        searcher = AdaptiveSearch(
-            dynamic.get, reranker_factory=lambda cfg: get_reranker(cfg, api_key=api_key), route="search"
-        )
-        request.app.state.searcher = searcher
-    return searcher
-
-
 @router.post(
     "/knowledge-base/search", summary="知识库检索（重排 + 自适应）", response_model=Envelope[SearchData]
 )
 async def search(
     body: SearchRequest,
     kbs: KBRegistry = Depends(get_kb_registry),
-    searcher: AdaptiveSearch = Depends(get_searcher),
+    pipeline: RetrievalPipeline = Depends(get_pipeline),
 ) -> dict[str, Any]:
     filters = parse_filters(body.filters) if body.filters else None  # bad filter → 3003 before opening
     kb = await kbs.aget(body.kb)
     result = await run_in_threadpool(
-        searcher.search, kb, body.query, top_k=body.top_k, filters=filters, mode=body.mode
+        pipeline.search, kb, body.query, top_k=body.top_k, filters=filters, mode=body.mode
     )
     data = {
         "kb": body.kb,

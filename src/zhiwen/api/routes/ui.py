@@ -14,8 +14,8 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from zhiwen import __version__
-from zhiwen.api.deps import get_dynamic_settings_dep, get_settings_dep
-from zhiwen.api.envelope import ok
+from zhiwen.appkit.deps import get_dynamic_settings_dep, get_settings_dep
+from zhiwen.appkit.envelope import ok
 
 router = APIRouter(tags=["ui"])
 

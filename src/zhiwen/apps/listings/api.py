@@ -29,7 +29,7 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.api.deps import KBName, KBRegistry, Question, get_kb_registry, get_settings_dep
+from zhiwen.appkit.deps import KBName, KBRegistry, Question, get_kb_registry, get_settings_dep
 from zhiwen.apps.listings.service import FAST_PATH, get_service
 from zhiwen.config import Settings
 from zhiwen.errors import InvalidParameter

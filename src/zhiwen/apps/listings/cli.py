@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from zhiwen.apps.listings.service import get_service
-from zhiwen.cli._common import print_json, snippet
+from zhiwen.appkit.console import print_json, snippet
 
 
 def _fmt(x: Any, suffix: str = "") -> str:

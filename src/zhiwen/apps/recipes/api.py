@@ -32,8 +32,8 @@ from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
-from zhiwen.api.deps import KBName, KBRegistry, Question, get_kb_registry, get_settings_dep
-from zhiwen.api.envelope import error_body, ok
+from zhiwen.appkit.deps import KBName, KBRegistry, Question, get_kb_registry, get_settings_dep
+from zhiwen.appkit.envelope import error_body, ok
 from zhiwen.config import Settings
 from zhiwen.errors import ZhiwenError
 from zhiwen.generate.base import ChatModel

@@ -12,8 +12,8 @@
 
 Example (an app router)::
 
-    from zhiwen.api.deps import KBName, KBRegistry, Question, get_kb_registry
-    from zhiwen.api.envelope import ok
+    from zhiwen.appkit.deps import KBName, KBRegistry, Question, get_kb_registry
+    from zhiwen.appkit.envelope import ok
 
     class AskIn(BaseModel):
         kb: KBName = "recipes"
@@ -41,8 +41,10 @@ from zhiwen.config import Settings, get_settings
 from zhiwen.errors import KnowledgeBaseNotFound
 
 if TYPE_CHECKING:
-    from zhiwen.api.dynamic_settings import DynamicSettingsService
+    from zhiwen.appkit.app import AppContext
+    from zhiwen.config.runtime import DynamicSettingsService
     from zhiwen.kb import KnowledgeBase
+    from zhiwen.retrieve.pipeline import RetrievalPipeline
 
 #: set by the request middleware to the serving app's settings (validators have no Request)
 current_settings_var: ContextVar[Settings | None] = ContextVar("zhiwen_current_settings", default=None)
@@ -119,7 +121,7 @@ def get_kb_registry(request: Request) -> KBRegistry:
 def get_dynamic_settings_dep(request: Request) -> DynamicSettingsService:
     service = getattr(request.app.state, "dynamic_settings", None)
     if service is None:
-        from zhiwen.api.dynamic_settings import DynamicSettingsService
+        from zhiwen.config.runtime import DynamicSettingsService
 
         service = request.app.state.dynamic_settings = DynamicSettingsService(get_settings_dep(request))
     return service
@@ -128,3 +130,25 @@ def get_dynamic_settings_dep(request: Request) -> DynamicSettingsService:
 async def get_kb(kb: KBName, registry: KBRegistry = Depends(get_kb_registry)) -> KnowledgeBase:
     """Dependency for ``/…/{kb}/…`` paths or a ``?kb=`` query parameter: unknown → 404 / 3004."""
     return await registry.aget(kb)
+
+
+def get_pipeline(request: Request) -> RetrievalPipeline:
+    """The server's one :class:`RetrievalPipeline`, over the runtime settings (tests override it)."""
+    pipeline = getattr(request.app.state, "pipeline", None)
+    if pipeline is None:
+        from zhiwen.appkit.context import build_pipeline
+
+        pipeline = request.app.state.pipeline = build_pipeline(
+            get_settings_dep(request), get_dynamic_settings_dep(request)
+        )
+    return pipeline
+
+
+def get_app_context(request: Request, pipeline: RetrievalPipeline = Depends(get_pipeline)) -> AppContext:
+    """What an app answers with in this request: settings, the pipeline, the LLM, the KBs."""
+    from zhiwen.appkit.context import build_context
+
+    registry = get_kb_registry(request)
+    ctx = build_context(get_settings_dep(request), pipeline=pipeline)
+    ctx.open_kb = registry.get
+    return ctx

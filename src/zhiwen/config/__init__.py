@@ -3,7 +3,7 @@
 Values come from environment variables prefixed ``ZHIWEN_`` (nested sections use ``__``,
 e.g. ``ZHIWEN_LLM__BASE_URL``) and from a ``.env`` file in the working directory.
 
-Runtime-editable knobs (the admin API) live in :mod:`zhiwen.api.dynamic_settings`; they take
+Runtime-editable knobs (the admin API) live in :mod:`zhiwen.config.runtime`; they take
 their defaults from here.
 
 Example::

@@ -1,0 +1,72 @@
+"""One typed event for every stream (QA answers, the advisor's roles, the OpenAI front door).
+
+An :class:`AppEvent` is a type name plus a JSON object. :func:`to_sse` frames it for
+``sse_starlette.EventSourceResponse``: the SSE ``event:`` field carries the type and the
+``data:`` JSON carries it too (``{"type": "delta", "text": "…"}``), so clients that read event
+names and clients that only read ``data:`` lines (seed 003's chat) both work.
+
+Example::
+
+    >>> to_sse(AppEvent("delta", {"text": "你好"}))
+    {'event': 'delta', 'data': '{"type": "delta", "text": "你好"}'}
+
+    async def events():
+        async for event in iterate_in_threadpool(app.stream(request, ctx)):
+            yield to_sse(event)
+    return EventSourceResponse(events(), ping=15)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.concurrency import iterate_in_threadpool
+
+from zhiwen.errors import ZhiwenError
+
+SERVER_BUSY_MESSAGE = "服务暂时不可用，请稍后重试"
+
+
+@dataclass(frozen=True, slots=True)
+class AppEvent:
+    type: str  # sources | delta | done | error | role_start | role_result | discussion …
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **self.data}
+
+
+def to_sse(event: AppEvent) -> dict[str, str]:
+    return {"event": event.type, "data": json.dumps(event.to_dict(), ensure_ascii=False, default=str)}
+
+
+def error_event(exc: BaseException) -> AppEvent:
+    """An in-band error (the stream has started, so the status code is already sent)."""
+    if isinstance(exc, ZhiwenError):
+        data: dict[str, Any] = {"code": exc.code, "message": exc.message}
+        if exc.detail:
+            data["data"] = {"detail": exc.detail}
+        return AppEvent("error", data)
+    return AppEvent(
+        "error", {"code": 1099, "message": SERVER_BUSY_MESSAGE, "data": {"detail": type(exc).__name__}}
+    )
+
+
+async def sse_stream(events: Iterator[AppEvent], *, log: Any = None) -> AsyncIterator[dict[str, str]]:
+    """Run a blocking event iterator in the thread pool and frame each event for SSE.
+
+    Any failure after the first byte becomes an ``error`` event, never a broken connection.
+    """
+    try:
+        async for event in iterate_in_threadpool(events):
+            yield to_sse(event)
+    except Exception as exc:
+        if log is not None:
+            if isinstance(exc, ZhiwenError):
+                log.warning("stream failed: %s", exc)
+            else:
+                log.exception("stream failed unexpectedly")
+        yield to_sse(error_event(exc))

@@ -1,0 +1,319 @@
+"""The one retrieval pipeline every entry point uses (search, QA, ``/ask``, the CLI, every app).
+
+Stages, each behind its runtime flag (seed 004): profile the query's intent → search the KB
+(BM25 / dense / hybrid) → similarity threshold → rerank (cap, threshold, fallback; the fused
+order when no reranker is configured or it fails) → MMR → per-document limit. The config
+provider is read once per call, so a change made through the admin API applies to the next
+question everywhere, and every result reports the parameters it really ran with.
+
+Multi-KB retrieval (:meth:`RetrievalPipeline.search_groups`): several groups, each a query over
+some KBs; every (group, KB) search runs in parallel, hits are tagged with their KB
+(``hit.extra["kb"]``), merged and de-duplicated within the group, and each group is reranked
+with its own query. A KB that fails is reported in the group's ``errors``; it never raises.
+
+Example::
+
+    >>> pipeline = RetrievalPipeline(runtime.get)          # or lambda: get_settings()
+    >>> result = pipeline.search(kb, "宫保鸡丁怎么做", top_k=5)
+    >>> result.intent, result.params["rerank"]["enabled"], [h.chunk.id for h in result.hits]
+    >>> parents = pipeline.search_parents(kb, "推荐几道素菜", top_k=3).parents
+    >>> groups = pipeline.search_groups(
+    ...     [QueryGroup("specialist", "美国 United States 免签", [visa_kb, crew_kb]),
+    ...      QueryGroup("general", "美国人来中国要签证吗", [law_kb])], top_k=10)
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from zhiwen.documents import ParentHit, SearchHit
+from zhiwen.errors import ZhiwenError
+from zhiwen.metrics import EMPTY_RESULTS, FALLBACKS, PASSED_THRESHOLD
+from zhiwen.retrieve.adaptive import apply_min_similarity, apply_per_doc_limit, effective_params
+from zhiwen.retrieve.mmr import Vectorize, mmr_select
+from zhiwen.retrieve.parents import aggregate_parents
+from zhiwen.retrieve.rerank import Reranker, get_reranker, rerank_hits
+from zhiwen.store.filters import Filter
+from zhiwen.understand.profile import QueryIntent, QueryProfiler
+
+if TYPE_CHECKING:
+    from zhiwen.kb import KnowledgeBase
+
+log = logging.getLogger(__name__)
+
+NO_RERANK_PASS = "No chunks met rerank threshold"
+NO_SIM_PASS = "No chunks met similarity threshold"
+NOTHING_FOUND = "没有找到相关内容"
+FiltersArg = Filter | Mapping[str, Any] | None
+
+
+@dataclass(slots=True)
+class PipelineResult:
+    hits: list[SearchHit]
+    intent: QueryIntent
+    params: dict[str, Any]
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+    message: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ParentResult:
+    parents: list[ParentHit]
+    chunks: PipelineResult
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self.chunks.params
+
+
+@dataclass(slots=True)
+class QueryGroup:
+    """One group of multi-KB retrieval: a query searched over some KBs, reranked together."""
+
+    name: str
+    query: str
+    kbs: Sequence[KnowledgeBase]
+    filters: FiltersArg = None
+
+
+@dataclass(slots=True)
+class GroupResult:
+    name: str
+    query: str
+    hits: list[SearchHit]
+    per_kb_counts: dict[str, int]
+    errors: dict[str, str]
+    params: dict[str, Any]
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+class RetrievalPipeline:
+    """Seed 004's pipeline over any KB; one instance serves every KB, request and thread."""
+
+    def __init__(
+        self,
+        config: Callable[[], Any],
+        *,
+        reranker_factory: Callable[[Any], Reranker] = get_reranker,
+        vectorize: Vectorize | None = None,
+        route: str = "search",
+        max_workers: int = 8,
+    ) -> None:
+        self._config = config
+        self._reranker_factory = reranker_factory
+        self._vectorize = vectorize
+        self._route = route
+        self._profilers: dict[str, QueryProfiler] = {}
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="zhiwen-multikb")
+
+    @property
+    def config(self) -> Any:
+        """The settings the next call runs with (static or runtime overrides)."""
+        return self._config()
+
+    def profiler(self, keywords: Mapping[str, Sequence[str]] | None) -> QueryProfiler:
+        key = repr(sorted((k, tuple(v)) for k, v in (keywords or {}).items()))
+        prof = self._profilers.get(key)
+        if prof is None:
+            if len(self._profilers) > 16:  # profiles change rarely; never grow unbounded
+                self._profilers.clear()
+            prof = self._profilers[key] = QueryProfiler(keywords)
+        return prof
+
+    def plan(
+        self, query: str, top_k: int, mode: str | None = None, cfg: Any = None
+    ) -> tuple[QueryIntent, dict[str, Any]]:
+        """The intent and every effective parameter for this query (no search)."""
+        cfg = cfg if cfg is not None else self._config()
+        intent = self.profiler(cfg.adaptive.keywords_profile).classify(query)
+        return intent, effective_params(cfg, intent, top_k, mode)
+
+    # -- one KB ------------------------------------------------------------------------------
+    def _fetch(
+        self, kb: KnowledgeBase, query: str, params: dict[str, Any], filters: FiltersArg
+    ) -> list[SearchHit]:
+        return kb.search(
+            query,
+            mode=params["mode"],
+            top_k=params["fetch_k"],
+            filters=filters,
+            candidates=params["candidates"],
+            fusion=params["fusion"],
+            rrf_k=params["rrf_k"],
+            weights=tuple(params["weights"]),
+        )
+
+    def search(
+        self,
+        kb: KnowledgeBase,
+        query: str,
+        *,
+        top_k: int | None = None,
+        filters: FiltersArg = None,
+        mode: str | None = None,
+    ) -> PipelineResult:
+        cfg = self._config()
+        k = int(top_k if top_k is not None else cfg.retrieval.top_k)
+        intent, params = self.plan(query, k, mode, cfg)
+        t0 = time.perf_counter()
+        hits = self._fetch(kb, query, params, filters)
+        return self._refine(query, hits, intent, params, cfg, {"search": time.perf_counter() - t0})
+
+    def search_parents(
+        self,
+        kb: KnowledgeBase,
+        query: str,
+        *,
+        top_k: int = 5,
+        filters: FiltersArg = None,
+        mode: str | None = None,
+        chunk_k: int | None = None,
+    ) -> ParentResult:
+        """Chunks through the pipeline, then aggregated into whole documents (seed 002).
+
+        ``chunk_k`` chunks are aggregated (default ``max(3 × top_k, 10)``): the matched-children
+        count only means something among the closest chunks.
+        """
+        chunks = self.search(kb, query, top_k=chunk_k or max(3 * top_k, 10), filters=filters, mode=mode)
+        return ParentResult(aggregate_parents(chunks.hits, kb, top_k), chunks)
+
+    def rerank(self, query: str, hits: Sequence[SearchHit], *, top_k: int) -> PipelineResult:
+        """Only the post-search stages (threshold, rerank, MMR, per-doc) over a caller's list."""
+        cfg = self._config()
+        intent, params = self.plan(query, top_k, None, cfg)
+        return self._refine(query, list(hits), intent, params, cfg, {})
+
+    def _refine(
+        self,
+        query: str,
+        hits: list[SearchHit],
+        intent: QueryIntent,
+        params: dict[str, Any],
+        cfg: Any,
+        timings: dict[str, float],
+    ) -> PipelineResult:
+        k = params["top_k"]
+        rerank_cfg = cfg.rerank
+        diag: dict[str, Any] = {"retrieved": len(hits)}
+        result = PipelineResult(hits=[], intent=intent, params=params, diagnostics=diag)
+
+        passed = apply_min_similarity(hits, params["thresholds"]["similarity"])
+        diag["passed_similarity"] = len(passed)
+        if hits and not passed:
+            result.message = f"{NO_SIM_PASS}（没有片段达到相似度阈值，请放宽条件）"
+            FALLBACKS.labels(kind="similarity_empty").inc()
+            log.warning("no chunk met similarity threshold", extra={"intent": intent.value})
+
+        diag["rerank"] = "fused_order"  # said in every response: which order the hits are in
+        if rerank_cfg.enabled and passed:
+            outcome = rerank_hits(
+                lambda: self._reranker_factory(rerank_cfg),
+                query,
+                passed,
+                candidates=rerank_cfg.candidates,
+                threshold=params["thresholds"]["rerank"],
+                fallback=rerank_cfg.fallback,
+                top_k=k,
+                keep=params["fetch_k"] if (params["mmr_enabled"] or params["per_doc_limit"]) else k,
+            )
+            timings["rerank"] = outcome.seconds
+            diag.update(
+                rerank="reranked" if outcome.reranked else "fused_order",
+                reranked=outcome.reranked,
+                rerank_candidates=outcome.candidates,
+                passed_rerank=outcome.passed,
+                fallback=outcome.fallback,
+                rerank_error=outcome.error,
+            )
+            result.warnings.extend(outcome.warnings)
+            if outcome.reranked and outcome.passed == 0:
+                result.message = f"{NO_RERANK_PASS}（没有片段达到重排阈值，请放宽条件）"
+                log.warning(
+                    "no chunk met rerank threshold",
+                    extra={
+                        "intent": intent.value,
+                        "threshold": params["thresholds"]["rerank"],
+                        "threshold_adjusted": params["thresholds"]["rerank"] != rerank_cfg.score_threshold,
+                        "fallback": outcome.fallback,
+                    },
+                )
+            passed = outcome.hits
+        PASSED_THRESHOLD.observe(len(passed))
+
+        selected = passed
+        if params["mmr_enabled"] and len(selected) > 1:
+            t1 = time.perf_counter()
+            want = len(selected) if params["per_doc_limit"] else k
+            selected = mmr_select(selected, params["mmr_lambda"], want, vectorize=self._vectorize)
+            timings["mmr"] = time.perf_counter() - t1
+        selected = apply_per_doc_limit(selected, params["per_doc_limit"], k)
+        result.hits = selected
+        diag["returned"] = len(selected)
+        diag["timings_ms"] = {name: round(sec * 1000, 2) for name, sec in timings.items()}
+        if not selected:
+            EMPTY_RESULTS.labels(route=self._route).inc()
+            if result.message is None:
+                result.message = NOTHING_FOUND
+        return result
+
+    # -- several KBs -------------------------------------------------------------------------
+    def search_groups(self, groups: Sequence[QueryGroup], *, top_k: int) -> list[GroupResult]:
+        """Search every (group, KB) in parallel; merge, de-duplicate and rerank per group."""
+        cfg = self._config()
+        started = time.perf_counter()
+        futures: list[list[tuple[str, Future[list[SearchHit]]]]] = []
+        plans: list[tuple[QueryIntent, dict[str, Any]]] = []
+        for group in groups:
+            intent, params = self.plan(group.query, top_k, None, cfg)
+            plans.append((intent, params))
+            futures.append(
+                [
+                    (kb.name, self._pool.submit(self._fetch, kb, group.query, params, group.filters))
+                    for kb in group.kbs
+                ]
+            )
+        out: list[GroupResult] = []
+        for group, (intent, params), pending in zip(groups, plans, futures, strict=True):
+            merged: dict[str, SearchHit] = {}
+            counts: dict[str, int] = {}
+            errors: dict[str, str] = {}
+            for kb_name, fut in pending:
+                try:
+                    hits = fut.result()
+                except Exception as exc:  # one failing KB must not sink the group
+                    errors[kb_name] = (
+                        exc.message if isinstance(exc, ZhiwenError) else f"{type(exc).__name__}: {exc}"
+                    )
+                    FALLBACKS.labels(kind="kb_error").inc()
+                    log.warning("multi-KB search: kb=%s failed: %s", kb_name, errors[kb_name])
+                    continue
+                counts[kb_name] = len(hits)
+                for h in hits:
+                    key = f"{kb_name}\x00{h.chunk.id}"
+                    if key not in merged or h.score > merged[key].score:
+                        merged[key] = replace(h, extra={**h.extra, "kb": kb_name})
+            ranked = sorted(merged.values(), key=lambda h: -h.score)
+            refined = self._refine(group.query, ranked, intent, params, cfg, {})
+            out.append(
+                GroupResult(
+                    name=group.name,
+                    query=group.query,
+                    hits=refined.hits,
+                    per_kb_counts=counts,
+                    errors=errors,
+                    params=params,
+                    diagnostics=refined.diagnostics,
+                    seconds=time.perf_counter() - started,
+                )
+            )
+        return out
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,120 @@
+"""A tool: a named function with pydantic-validated arguments and an OpenAI function schema.
+
+Tools are what an agent (the LLM, or a rule-based planner when there is no LLM) may call. The
+arguments are a pydantic model, so the schema the model sees and the validation the call gets
+come from one definition (seed 003, Properties 1–3). Invalid arguments raise
+:class:`~zhiwen.errors.ToolValidationError` (2001) with a Chinese message naming the field,
+or :class:`~zhiwen.errors.MissingParameter` (3001) / :class:`~zhiwen.errors.WrongParameterType`
+(3002) for a missing field or a wrong type.
+
+Example::
+
+    class LoanArgs(BaseModel):
+        principal: float = Field(gt=0, description="贷款本金（元）")
+        years: int = Field(ge=1, le=30, description="贷款年限")
+
+    class LoanTool(Tool[LoanArgs]):
+        name = "calc_loan"
+        description = "计算房贷月供"
+        args_model = LoanArgs
+
+        def run(self, args: LoanArgs) -> dict[str, Any]:
+            return {"monthly": args.principal / args.years / 12}
+
+    tool = LoanTool()
+    tool.to_openai_schema()["function"]["parameters"]["required"]   # ['principal', 'years']
+    tool({"principal": 1e6, "years": 30})                          # validated, then run
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from zhiwen.errors import MissingParameter, ToolValidationError, WrongParameterType
+
+A = TypeVar("A", bound=BaseModel)
+
+_TYPE_ERRORS = ("_type", "_parsing", "type_error", "is_instance_of")
+
+
+def _field_name(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(p) for p in loc) or "参数"
+
+
+def validation_error(exc: ValidationError) -> ToolValidationError | MissingParameter | WrongParameterType:
+    """The first pydantic error as a coded error with seed 003's message naming the field."""
+    first = exc.errors()[0]
+    name = _field_name(tuple(first.get("loc", ())))
+    kind = str(first.get("type", ""))
+    detail = f"{name}: {first.get('msg', '')}"
+    if kind == "missing":
+        return MissingParameter(detail, message=f"缺少必需参数：{name}", data={"field": name})
+    if any(kind.endswith(t) for t in _TYPE_ERRORS) or kind in ("model_type", "dict_type", "list_type"):
+        return WrongParameterType(detail, message=f"参数类型错误：{name}", data={"field": name})
+    return ToolValidationError(detail, message=f"输入参数有误：{name}", data={"field": name})
+
+
+def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI function schemas are friendlier without ``$defs``: inline every local ``$ref``."""
+    defs = schema.pop("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return walk(dict(defs[ref.split("/")[-1]]))
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return dict(walk(schema))
+
+
+class Tool(Generic[A]):
+    """Subclass with ``name``, ``description``, ``args_model`` and :meth:`run`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    args_model: ClassVar[type[BaseModel]]
+
+    def validate(self, arguments: Mapping[str, Any] | BaseModel | None) -> A:
+        if isinstance(arguments, self.args_model):
+            return arguments  # type: ignore[return-value]
+        try:
+            return self.args_model.model_validate(dict(arguments or {}))  # type: ignore[return-value]
+        except ValidationError as exc:
+            raise validation_error(exc) from None
+        except (TypeError, ValueError) as exc:  # arguments that are not a mapping at all
+            raise WrongParameterType(str(exc), message="参数类型错误：arguments") from None
+
+    def run(self, args: A) -> Any:
+        raise NotImplementedError
+
+    def __call__(self, arguments: Mapping[str, Any] | BaseModel | None = None) -> Any:
+        return self.run(self.validate(arguments))
+
+    def parameters_schema(self) -> dict[str, Any]:
+        schema = _inline_refs(self.args_model.model_json_schema())
+        schema.pop("title", None)
+        schema.setdefault("type", "object")
+        schema.setdefault("properties", {})
+        schema.setdefault("required", [])
+        return schema
+
+    def to_openai_schema(self) -> dict[str, Any]:
+        """``{"type": "function", "function": {"name", "description", "parameters"}}``."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters_schema(),
+            },
+        }
+
+    def __repr__(self) -> str:
+        return f"<tool {self.name}>"
