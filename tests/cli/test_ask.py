@@ -15,7 +15,7 @@ Invoke = Callable[..., Result]
 
 
 def _index_recipes(zw: Invoke, md_dir: Path) -> None:
-    r = zw("index", "--kb", "recipes", "--format", "markdown", str(md_dir))
+    r = zw("index", "--kb", "recipes", str(md_dir))  # --format auto: HowToCook recognised by content
     assert r.exit_code == 0, r.output
     assert open_kb("recipes").config.app == "recipes"  # HowToCook trees imply the recipe app
 
@@ -33,9 +33,9 @@ def test_ask_recipes_json(zw: Invoke, md_dir: Path) -> None:
     r = zw("ask", "--kb", "recipes", "--json", "--top-k", "2", "推荐几个简单的菜")
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
-    assert data["route"] == "list" and data["llm_used"] is False
-    assert 1 <= len(data["sources"]) <= 2
-    assert all(s["metadata"]["difficulty"] <= 2 for s in data["sources"])
+    assert data["data"]["route"] == "list" and data["llm_used"] is False
+    assert 1 <= len(data["citations"]) <= 2
+    assert all(s["metadata"]["difficulty"] <= 2 for s in data["citations"])
 
 
 def test_ask_generic_kb(zw: Invoke, cli_home: Path) -> None:
@@ -44,7 +44,7 @@ def test_ask_generic_kb(zw: Invoke, cli_home: Path) -> None:
     r = zw("ask", "--kb", "manual", "--json", "默认端口是多少")
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
-    assert data["route"] == "general" and data["sources"][0]["doc_id"] == "serve" and "8000" in data["answer"]
+    assert data["data"]["route"] == "general" and data["citations"][0]["id"] == "serve" and "8000" in data["answer"]
 
 
 def test_ask_errors(zw: Invoke, cli_home: Path) -> None:

@@ -171,10 +171,8 @@ def test_unknown_embedder(zw: Invoke, md_dir: Path) -> None:
 
 
 def test_app_format_via_registry(zw: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An app format from apps/registry.FORMATS: loader gets (path, **options); kb_defaults apply."""
-    import sys
-    import types
-
+    """An app's format from the registry: by name or sniffed by content; kb_defaults apply."""
+    from zhiwen.appkit import BaseApp
     from zhiwen.apps import registry
     from zhiwen.documents import Chunk, Document
     from zhiwen.ingest.base import Corpus
@@ -185,15 +183,22 @@ def test_app_format_via_registry(zw: Invoke, tmp_path: Path, monkeypatch: pytest
         seen.update(options, path=path)
         docs = [Document(id="h1", text="浦东 两室一厅 电梯房", metadata={"district": "浦东新区"})]
         chunks = [Chunk(id="h1", doc_id="h1", text=docs[0].text, parent_id="h1", metadata=docs[0].metadata)]
-        return Corpus(documents=docs, chunks=chunks, kb_defaults={"app": "listings"})
+        return Corpus(documents=docs, chunks=chunks, kb_defaults={"app": "toy"})
 
-    mod = types.ModuleType("toy_app_ingest")
-    mod.load_toy = load_toy  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "toy_app_ingest", mod)
-    monkeypatch.setitem(registry.FORMATS, "toy", "toy_app_ingest:load_toy")
-    summary = index_json(
-        zw, "--kb", "homes", "--format", "toy", "--city", "上海", "-o", "limit=5", str(tmp_path)
-    )
-    assert summary["chunks"] == 1
+    class ToyApp(BaseApp):
+        name = "toy"
+
+        def formats(self):  # type: ignore[no-untyped-def]
+            return {"toy": load_toy}
+
+        def sniff(self, path: Path) -> str | None:
+            return "toy" if (path / "toy.marker").exists() else None
+
+    monkeypatch.setattr(registry, "load_apps", lambda: registry.AppRegistry([ToyApp()]))
+    summary = index_json(zw, "--kb", "homes", "--format", "toy", "-o", "city=上海", "-o", "limit=5", str(tmp_path))
+    assert summary["chunks"] == 1 and summary["format"] == "toy"
     assert seen["city"] == "上海" and seen["limit"] == 5
-    assert json.loads(zw("kb", "info", "homes", "--json").stdout)["app"] == "listings"
+    assert json.loads(zw("kb", "info", "homes", "--json").stdout)["app"] == "toy"
+    (tmp_path / "toy.marker").write_text("x")
+    summary = index_json(zw, "--kb", "homes2", str(tmp_path))  # --format auto: sniffed by content
+    assert summary["format"] == "toy"

@@ -12,7 +12,7 @@ from zhiwen.generate.extractive import (
     truncate,
     with_note,
 )
-from zhiwen.generate.prompts import numbered_context, qa_messages, route_messages
+from zhiwen.generate.prompts import numbered_context, qa_messages
 
 RECIPE = """# 测试菜的做法
 
@@ -93,4 +93,3 @@ def test_prompt_layout() -> None:
     assert user.startswith("Context:\n[1] A\n内容A\n\n[2] B\n内容B\n\nQuestion:\n怎么做？\n\n")
     assert "Answer using only the context" in user
     assert numbered_context([]) == ""
-    assert route_messages("推荐几个素菜")[1]["content"] == "推荐几个素菜"

@@ -89,10 +89,14 @@ def test_broken_adapter_never_raises(demo_kb: KnowledgeBase) -> None:
 def test_stream_events(demo_kb: KnowledgeBase, client: OpenAIChatClient, fake_llm: FakeOpenAI) -> None:
     fake_llm.script(Reply("默认端口 8000 [1]。", chunk_chars=2))
     events = list(stream_question(demo_kb, "服务端口是多少", llm=client))
-    assert events[0][0] == "sources" and events[-1] == (
-        "done",
-        {"llm_used": True, "route": "general", "extractive_reason": None},
-    )
+    assert events[0][0] == "sources" and events[-1][0] == "done"
+    done = events[-1][1]
+    assert {k: done[k] for k in ("llm_used", "route", "extractive_reason")} == {
+        "llm_used": True,
+        "route": "general",
+        "extractive_reason": None,
+    }
+    assert done["params"]["mode"] == "hybrid" and "rerank" in done["params"]
     assert "".join(d for e, d in events if e == "delta") == "默认端口 8000 [1]。"
 
 

@@ -1,4 +1,4 @@
-"""Loaders: markdown (+ HowToCook enrichment), BEIR, CSV/JSON records, and their errors."""
+"""Loaders: markdown (with enrichment hooks), BEIR, CSV/JSON records, and their errors."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def test_markdown_errors(tmp_path: Path) -> None:
 
     with pytest.raises(IngestError) as exc:
         load_corpus(bad, "markdown", enrich="nonsense")
-    assert "howtocook" in exc.value.detail
+    assert "nonsense" in exc.value.detail
 
     with pytest.raises(IngestError) as exc:
         load_corpus(tmp_path, "docx")
@@ -106,56 +106,6 @@ def test_utf8_bom_is_accepted(tmp_path: Path) -> None:
     _write(tmp_path / "bom.md", "\ufeff# 带 BOM 的标题\n正文\n")
     (doc,) = load_corpus(tmp_path, "markdown").documents
     assert doc.title == "带 BOM 的标题"
-
-
-# -- HowToCook --------------------------------------------------------------------------------
-def test_howtocook_enrichment_on_real_recipes(shared_data: Path, tmp_path: Path) -> None:
-    src = shared_data / "howtocook" / "dishes"
-    dishes = tmp_path / "dishes"
-    picks = ["meat_dish/宫保鸡丁", "soup", "template"]
-    for p in picks:
-        if p == "soup":
-            first = sorted((src / "soup").glob("*.md"))[0]
-            _write(dishes / "soup" / first.name, first.read_bytes())
-        else:
-            shutil.copytree(src / p, dishes / p)
-    # a README inside a dish folder is named after the folder
-    _write(dishes / "meat_dish" / "宫保鸡丁" / "README.md", "# 说明\n预估烹饪难度：★★\n")
-
-    corpus = load_corpus(dishes, "markdown")  # auto-detected from the folder name
-    by_id = {d.id: d for d in corpus.documents}
-    assert not any(i.startswith("template/") for i in by_id)
-    gb = by_id["meat_dish/宫保鸡丁/宫保鸡丁"]
-    assert gb.title == "宫保鸡丁的做法"
-    assert gb.metadata == {
-        "source": "meat_dish/宫保鸡丁/宫保鸡丁.md",
-        "category": "meat_dish",
-        "difficulty": 4,
-        "name": "宫保鸡丁",
-    }
-    assert by_id["meat_dish/宫保鸡丁/README"].metadata["name"] == "宫保鸡丁"
-    soup = next(d for d in corpus.documents if d.id.startswith("soup/"))
-    assert soup.metadata["category"] == "soup" and 1 <= soup.metadata["difficulty"] <= 5
-
-    # children inherit the recipe's metadata
-    chunks = chunk_documents([gb], max_chars=800, overlap=80)
-    assert all(c.metadata["category"] == "meat_dish" and c.parent_id == gb.id for c in chunks)
-    assert "宫保鸡丁的做法 > 操作 > 简易版本" in {c.metadata["section"] for c in chunks}
-
-    # a category folder as root: still HowToCook, category from the path
-    sub = load_corpus(dishes / "soup", "markdown")
-    assert sub.documents[0].metadata["category"] == "soup"
-    # opt out
-    plain = load_corpus(dishes, "markdown", enrich="none")
-    assert "category" not in plain.documents[0].metadata
-
-
-def test_whole_howtocook_dishes(shared_data: Path) -> None:
-    corpus = load_corpus(shared_data / "howtocook" / "dishes", "markdown", enrich="howtocook")
-    assert len(corpus.documents) == 368
-    cats = {d.metadata["category"] for d in corpus.documents}
-    assert "template" not in cats and {"meat_dish", "vegetable_dish", "soup"} <= cats
-    assert all(1 <= d.metadata["difficulty"] <= 5 for d in corpus.documents)
 
 
 # -- BEIR -------------------------------------------------------------------------------------

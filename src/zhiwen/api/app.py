@@ -12,9 +12,11 @@ Routes of the engine:
 | GET/PUT/DELETE | ``/admin/settings`` | runtime settings (bearer token) |
 | GET | ``/docs`` , ``/openapi.json`` | OpenAPI |
 
-Apps add theirs through :data:`zhiwen.apps.registry.ROUTERS` (a router that fails to import is
-logged and skipped). Reusable pieces for app routers: :mod:`zhiwen.appkit.envelope` (``ok``),
-:mod:`zhiwen.appkit.deps` (settings, KB registry, ``Question``).
+| POST | ``/api/v1/qa`` | answers for any KB, by the KB's app or generic QA |
+
+Apps add theirs: every app in the registry (:mod:`zhiwen.apps.registry`) with a ``router()``
+has it mounted. A broken app stops the service at start with its name (never a silently missing
+route). Reusable pieces for app routers live in :mod:`zhiwen.appkit`.
 
 Example::
 
@@ -26,11 +28,10 @@ Example::
 
 from __future__ import annotations
 
-import importlib
 import logging
 from pathlib import Path
 
-from fastapi import APIRouter, FastAPI
+from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from zhiwen import __version__
@@ -38,35 +39,22 @@ from zhiwen.appkit.deps import KBRegistry
 from zhiwen.config.runtime import DynamicSettingsService
 from zhiwen.api.handlers import install_exception_handlers
 from zhiwen.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
-from zhiwen.api.routes import admin, health, kbs, search, ui
-from zhiwen.apps.registry import ROUTERS
+from zhiwen.api.routes import admin, health, kbs, qa, search, ui
+from zhiwen.apps.registry import AppRegistry, load_apps
 from zhiwen.config import Settings, get_settings
 
 log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).parent / "static"
 
 
-def load_app_routers(specs: tuple[str, ...] | list[str] = ROUTERS) -> list[tuple[str, APIRouter]]:
-    """Import ``module:attribute`` routers; failures are logged and skipped (one broken app
-    must not take the service down)."""
-    out: list[tuple[str, APIRouter]] = []
-    for spec in specs:
-        module_name, _, attr = spec.partition(":")
-        try:
-            router = getattr(importlib.import_module(module_name), attr or "router")
-        except Exception as exc:
-            log.warning("app router %s not mounted: %s: %s", spec, type(exc).__name__, exc)
-            continue
-        if not isinstance(router, APIRouter):
-            log.warning("app router %s is not an APIRouter; skipped", spec)
-            continue
-        out.append((spec, router))
-    return out
-
-
-def create_app(settings: Settings | None = None, *, app_routers: bool = True) -> FastAPI:
-    """Build the service. ``settings`` default to :func:`zhiwen.config.get_settings`."""
+def create_app(
+    settings: Settings | None = None, *, app_routers: bool = True, apps: AppRegistry | None = None
+) -> FastAPI:
+    """Build the service. ``settings`` default to :func:`zhiwen.config.get_settings`; ``apps``
+    to the installed apps (:func:`zhiwen.apps.registry.load_apps`, which raises on a broken app).
+    """
     settings = settings or get_settings()
+    registry = apps if apps is not None else load_apps()
 
     app = FastAPI(
         title="知问 zhiwen",
@@ -79,6 +67,7 @@ def create_app(settings: Settings | None = None, *, app_routers: bool = True) ->
     app.state.settings = settings
     app.state.kbs = KBRegistry(settings)
     app.state.dynamic_settings = DynamicSettingsService(settings)
+    app.state.apps = registry
 
     install_exception_handlers(app)
     # added last = outermost: the context middleware sees (and ids, counts) the 413s too
@@ -92,13 +81,15 @@ def create_app(settings: Settings | None = None, *, app_routers: bool = True) ->
         )
     app.add_middleware(RequestContextMiddleware, settings=settings)
 
-    for module in (health, kbs, search, admin):
+    for module in (health, kbs, search, qa, admin):
         app.include_router(module.router)
     mounted: list[str] = []
     if app_routers:
-        for spec, router in load_app_routers():
-            app.include_router(router)
-            mounted.append(spec)
+        for name, plugged in registry.items():
+            router = plugged.router()
+            if router is not None:
+                app.include_router(router)
+                mounted.append(name)
     app.state.app_routers = mounted
     ui.mount(app, STATIC_DIR)
     return app

@@ -171,6 +171,10 @@ class BaseApp:
         yield AppEvent("delta", {"text": answer.answer})
         yield AppEvent("done", done_payload(answer))
 
+    def render(self, answer: AppAnswer) -> bool:
+        """Print ``answer`` on the terminal in the app's own way; False: use the generic view."""
+        return False
+
     def router(self) -> APIRouter | None:
         """The app's own HTTP routes, mounted by the API."""
         return None

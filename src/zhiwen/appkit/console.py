@@ -30,7 +30,9 @@ import numpy as np
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 
+from zhiwen.appkit.app import AppAnswer
 from zhiwen.documents import Chunk, Document, ParentHit, SearchHit
 from zhiwen.errors import InvalidParameter, ZhiwenError
 from zhiwen.store.filters import Filter, coerce_scalar, parse_cli_filter
@@ -216,3 +218,33 @@ def format_metadata(metadata: Mapping[str, Any], *, limit: int = 4) -> str:
 
 def fmt_score(x: float | None, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
+
+
+def require_question(text: str) -> str:
+    question = (text or "").strip()
+    if not question:
+        raise InvalidParameter("empty question", message="问题不能为空")
+    return question
+
+
+def print_app_answer(answer: AppAnswer, *, json_output: bool = False) -> None:
+    """The answer, how it was made, and a table of sources (or all of it as JSON)."""
+    if json_output:
+        print_json(answer.model_dump())
+        return
+    console.print(escape(answer.answer), highlight=False)
+    console.print()
+    how = "大模型生成" if answer.llm_used else f"摘录（{answer.extractive_reason or 'no_llm'}）"
+    route = answer.data.get("route")
+    console.print(f"[dim]{f'路由：{route} · ' if route else ''}回答方式：{escape(how)}[/]")
+    if not answer.citations:
+        return
+    table = Table(title="来源", show_lines=False, title_justify="left")
+    table.add_column("#", justify="right")
+    table.add_column("标题")
+    table.add_column("分数", justify="right")
+    table.add_column("元数据")
+    for i, c in enumerate(answer.citations, 1):
+        meta = format_metadata({k: v for k, v in c.metadata.items() if k != "source"}, limit=3)
+        table.add_row(str(i), escape(c.title), fmt_score(c.score), escape(meta))
+    console.print(table)

@@ -1,25 +1,120 @@
-"""Where the top layers (CLI, API) find the domain apps. Apps depend on the engine, never the
-other way round: the engine knows nothing of this module.
+"""Where the top layers (API, CLI) find the apps: Python entry points in the group ``zhiwen.apps``.
 
-* ``APPS``: app name → module exposing ``cli_ask(kb, question, *, json_output, **options)``
-  (used by ``zhiwen ask --kb NAME`` according to the KB's ``app`` field).
-* ``ROUTERS``: ``module:attribute`` of FastAPI routers the API mounts when importable.
-* ``FORMATS``: extra ingest formats, ``name → module:function``; the function takes
-  ``(path, **options)`` and returns an :class:`zhiwen.ingest.Corpus`.
+Every app, built in or installed with pip, is one entry point naming an app object (a
+:class:`~zhiwen.appkit.BaseApp`)::
+
+    [project.entry-points."zhiwen.apps"]
+    recipes = "zhiwen.apps.recipes:app"
+
+A broken app fails loudly when the registry loads — the server and the CLI refuse to start
+with the app's name and the error — rather than vanishing silently. ``ZHIWEN_DISABLED_APPS``
+(a comma-separated list) leaves named apps out. The engine never imports this module.
+
+Example::
+
+    >>> registry = load_apps()
+    >>> sorted(registry)                       # ['listings', 'recipes', …]
+    >>> registry.for_kb("recipes").title       # the app that answers a KB whose kb.json says app=recipes
 """
 
 from __future__ import annotations
 
-APPS: dict[str, str] = {
-    "recipes": "zhiwen.apps.recipes.cli",
-    "listings": "zhiwen.apps.listings.cli",
-}
+import importlib
+import logging
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.metadata import entry_points
+from pathlib import Path
 
-ROUTERS: tuple[str, ...] = (
-    "zhiwen.apps.recipes.api:router",
-    "zhiwen.apps.listings.api:router",
-)
+from zhiwen.appkit.app import BaseApp, Loader
 
-FORMATS: dict[str, str] = {
-    "lianjia": "zhiwen.apps.listings.ingest:load_lianjia",
-}
+log = logging.getLogger(__name__)
+
+GROUP = "zhiwen.apps"
+
+
+class AppLoadError(RuntimeError):
+    """An app could not be loaded; the message names it and says how to leave it out."""
+
+
+@dataclass(frozen=True, slots=True)
+class AppSpec:
+    name: str
+    target: str  # "module:attribute"
+
+
+def installed_specs() -> list[AppSpec]:
+    return sorted((AppSpec(ep.name, ep.value) for ep in entry_points(group=GROUP)), key=lambda s: s.name)
+
+
+def _load(spec: AppSpec) -> BaseApp:
+    module_name, _, attr = spec.target.partition(":")
+    try:
+        obj = getattr(importlib.import_module(module_name), attr or "app")
+    except Exception as exc:
+        raise AppLoadError(
+            f"应用「{spec.name}」加载失败（{spec.target}）：{type(exc).__name__}: {exc}。"
+            f"修复它，或设置 ZHIWEN_DISABLED_APPS={spec.name} 暂时停用"
+        ) from exc
+    if not isinstance(obj, BaseApp) or obj.name != spec.name:
+        raise AppLoadError(
+            f"应用「{spec.name}」（{spec.target}）不是名为 {spec.name} 的 BaseApp 对象：{obj!r}"
+        )
+    return obj
+
+
+class AppRegistry(Mapping[str, BaseApp]):
+    """The loaded apps by name, plus the lookups the API and CLI need."""
+
+    def __init__(self, apps: Iterable[BaseApp]) -> None:
+        self._apps = {a.name: a for a in apps}
+
+    def __getitem__(self, name: str) -> BaseApp:
+        return self._apps[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._apps)
+
+    def __len__(self) -> int:
+        return len(self._apps)
+
+    def for_kb(self, kb_app: str | None) -> BaseApp | None:
+        """The app that answers for a KB whose ``kb.json`` names ``kb_app`` (None: generic QA)."""
+        if not kb_app:
+            return None
+        return next((a for a in self._apps.values() if a.serves(kb_app)), None)
+
+    def formats(self) -> dict[str, tuple[BaseApp, Loader]]:
+        """Ingest formats the apps add, ``name → (app, loader)``."""
+        out: dict[str, tuple[BaseApp, Loader]] = {}
+        for app in self._apps.values():
+            for fmt, loader in app.formats().items():
+                out[fmt] = (app, loader)
+        return out
+
+    def sniff(self, path: Path) -> tuple[BaseApp, str] | None:
+        """The app and format whose data ``path`` holds, judged by content."""
+        for app in self._apps.values():
+            fmt = app.sniff(path)
+            if fmt:
+                return app, fmt
+        return None
+
+
+def disabled_apps() -> set[str]:
+    return {n.strip() for n in os.environ.get("ZHIWEN_DISABLED_APPS", "").split(",") if n.strip()}
+
+
+def build_registry(specs: Iterable[AppSpec], disabled: set[str] | None = None) -> AppRegistry:
+    disabled = disabled_apps() if disabled is None else disabled
+    apps = [_load(s) for s in specs if s.name not in disabled]
+    log.debug("apps loaded: %s", ", ".join(a.name for a in apps))
+    return AppRegistry(apps)
+
+
+@lru_cache(maxsize=1)
+def load_apps() -> AppRegistry:
+    """The installed apps, loaded once per process; raises :class:`AppLoadError` on a broken one."""
+    return build_registry(installed_specs())

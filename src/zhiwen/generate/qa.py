@@ -36,6 +36,7 @@ from zhiwen.generate.extractive import compose_passages, interrupted_note, trunc
 from zhiwen.generate.llm import error_outcome, get_llm, llm_purpose
 from zhiwen.generate.prompts import qa_messages
 from zhiwen.metrics import EXTRACTIVE_ANSWERS
+from zhiwen.retrieve.pipeline import RetrievalPipeline
 from zhiwen.store.filters import Filter
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ class Answer:
     sources: list[Source]
     llm_used: bool
     extractive_reason: str | None = None  # why no LLM wrote it (no_llm, timeout, …)
+    params: dict[str, Any] = field(default_factory=dict)  # effective retrieval parameters
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,6 +95,7 @@ class Answer:
             "sources": [s.to_dict() for s in self.sources],
             "llm_used": self.llm_used,
             "extractive_reason": self.extractive_reason,
+            "params": self.params,
         }
 
 
@@ -106,6 +109,7 @@ class AnswerPlan:
     messages: list[Message] | None  # None: answer without the LLM
     extractive_body: Callable[[], str]  # the offline answer, without its note
     purpose: str = "qa.answer"  # LLM metric label
+    params: dict[str, Any] = field(default_factory=dict)  # what retrieval ran with
 
     @property
     def empty(self) -> bool:
@@ -131,7 +135,7 @@ def _record_fallback(plan: AnswerPlan, reason: str) -> None:
 def _extractive(plan: AnswerPlan, reason: str) -> Answer:
     _record_fallback(plan, reason)
     text = NO_RESULTS_ANSWER if plan.empty else with_note(reason, plan.extractive_body())
-    return Answer(text, plan.route, plan.sources, llm_used=False, extractive_reason=reason)
+    return Answer(text, plan.route, plan.sources, False, reason, plan.params)
 
 
 def execute(plan: AnswerPlan, llm: ChatModel | None, *, timeout_s: float | None = None) -> Answer:
@@ -151,7 +155,7 @@ def execute(plan: AnswerPlan, llm: ChatModel | None, *, timeout_s: float | None 
     except Exception:  # a broken model adapter must not turn into a 500
         log.exception("LLM adapter raised unexpectedly")
         return _extractive(plan, "error")
-    return Answer(text, plan.route, plan.sources, llm_used=True)
+    return Answer(text, plan.route, plan.sources, True, None, plan.params)
 
 
 def _pieces(text: str, max_pieces: int = 8) -> list[str]:
@@ -183,7 +187,7 @@ def execute_stream(
             text = with_note(reason, plan.extractive_body())
         for piece in _pieces(text):
             yield ("delta", piece)
-        yield ("done", {"llm_used": False, "route": plan.route, "extractive_reason": reason})
+        yield ("done", {"llm_used": False, "route": plan.route, "extractive_reason": reason, "params": plan.params})
 
     if plan.empty:
         yield from fallback("no_results")
@@ -211,7 +215,7 @@ def execute_stream(
     if not produced:
         yield from fallback("empty")
         return
-    yield ("done", {"llm_used": True, "route": plan.route, "extractive_reason": None})
+    yield ("done", {"llm_used": True, "route": plan.route, "extractive_reason": None, "params": plan.params})
 
 
 def collect_stream(events: Iterator[QAEvent]) -> Answer:
@@ -232,6 +236,7 @@ def collect_stream(events: Iterator[QAEvent]) -> Answer:
         sources,
         bool(done.get("llm_used")),
         done.get("extractive_reason"),
+        done.get("params") or {},
     )
 
 
@@ -249,12 +254,20 @@ def _passages(hit: ParentHit, limit: int) -> list[str]:
     return out
 
 
+def pipeline_for(kb: KnowledgeBase, pipeline: RetrievalPipeline | None) -> RetrievalPipeline:
+    """The caller's pipeline, or one over the KB's static settings (library use)."""
+    if pipeline is not None:
+        return pipeline
+    return RetrievalPipeline.static(_kb_settings(kb) or get_settings())
+
+
 def plan_generic(
     kb: KnowledgeBase,
     question: str,
     *,
+    pipeline: RetrievalPipeline | None = None,
     top_k: int = 5,
-    mode: str = "hybrid",
+    mode: str | None = None,
     filters: Filter | Mapping[str, Any] | None = None,
     app: str = "qa",
     domain: str = "知识库问答",
@@ -262,7 +275,8 @@ def plan_generic(
     context_chars: int = 1500,
 ) -> AnswerPlan:
     """Top documents by parent aggregation; context = their best matching passages."""
-    parents = kb.search_parents(question, top_k=top_k, mode=mode, filters=filters)
+    found = pipeline_for(kb, pipeline).search_parents(kb, question, top_k=top_k, mode=mode, filters=filters)
+    parents = found.parents
     sources = [Source.from_parent(p) for p in parents]
     contexts = [
         (s.title, truncate("\n\n".join(_passages(p, passages_per_doc)), context_chars))
@@ -282,6 +296,7 @@ def plan_generic(
         messages=qa_messages(question, contexts, domain=domain) if sources else None,
         extractive_body=body,
         purpose=f"{app}.answer",
+        params=found.params,
     )
 
 

@@ -13,7 +13,7 @@ file (and line) in its detail.
 Example::
 
     >>> from zhiwen.ingest import load_corpus, chunk_documents
-    >>> corpus = load_corpus(Path("../shared/data/howtocook/dishes"), "markdown")
+    >>> corpus = load_corpus(Path("docs"), "markdown")
     >>> chunks = corpus.chunks or chunk_documents(corpus.documents)
 """
 
@@ -29,7 +29,7 @@ from zhiwen.errors import IngestError
 from zhiwen.ingest.base import Corpus
 from zhiwen.ingest.beir import load_beir, load_beir_qrels, load_beir_queries
 from zhiwen.ingest.chunking import chunk_documents, chunk_markdown, split_text
-from zhiwen.ingest.markdown import ENRICHERS, howtocook_enricher, load_markdown
+from zhiwen.ingest.markdown import ENRICHERS, load_markdown
 from zhiwen.ingest.records import load_records
 
 __all__ = [
@@ -39,7 +39,6 @@ __all__ = [
     "chunk_documents",
     "chunk_markdown",
     "corpus_chunks",
-    "howtocook_enricher",
     "load_beir",
     "load_beir_qrels",
     "load_beir_queries",

@@ -1,20 +1,17 @@
-"""Markdown directory loader with metadata enrichment hooks (HowToCook built in).
+"""Markdown directory loader with metadata enrichment hooks.
 
 Files are found recursively and sorted, so ids and order are the same on every run. The id is
 the path relative to the root without suffix (``meat_dish/宫保鸡丁``); the title is the first
 ``# `` heading or the file stem; ``source`` is the relative path with suffix.
 
 Enrichment hooks are callables ``(path, root, text, metadata) -> None`` that add metadata in
-place. :func:`howtocook_enricher` adds ``category`` (top-level folder under ``dishes``),
-``difficulty`` (number of ★ in ``预估烹饪难度：★★★``) and ``name``; it is switched on with
-``enrich="howtocook"`` or automatically when the root is (inside) a HowToCook ``dishes`` folder.
+place; apps bring their own (the recipe app's HowToCook hook adds category and difficulty).
 
 Example::
 
-    >>> corpus = load_markdown(Path("../shared/data/howtocook/dishes"))
-    >>> doc = next(d for d in corpus.documents if d.id == "meat_dish/宫保鸡丁/宫保鸡丁")
-    >>> doc.metadata["category"], doc.metadata["difficulty"], doc.title
-    ('meat_dish', 4, '宫保鸡丁的做法')
+    >>> corpus = load_markdown(Path("docs"), metadata={"lang": "zh"})
+    >>> corpus.documents[0].id, corpus.documents[0].metadata["source"]
+    ('guide/install', 'guide/install.md')
 """
 
 from __future__ import annotations
@@ -36,8 +33,6 @@ Enricher = Callable[[Path, Path, str, dict[str, Any]], None]
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 _TITLE = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
-_DIFFICULTY = re.compile(r"预估烹饪难度\s*[：:]\s*([★☆]+)")
-_GENERIC_STEMS = frozenset({"readme", "index", "main", "_index"})
 
 
 def markdown_title(text: str, fallback: str) -> str:
@@ -55,33 +50,14 @@ def markdown_title(text: str, fallback: str) -> str:
 
 
 # -- enrichment hooks ------------------------------------------------------------------------
-def howtocook_enricher(path: Path, root: Path, text: str, metadata: dict[str, Any]) -> None:
-    """HowToCook recipe metadata: category, difficulty (1-5, int) and dish name."""
-    parts = path.resolve().parts
-    if "dishes" in parts:
-        i = len(parts) - 1 - parts[::-1].index("dishes")
-        if i + 1 < len(parts) - 1:  # a folder, not the file itself, follows dishes/
-            metadata["category"] = parts[i + 1]
-    m = _DIFFICULTY.search(text)
-    if m:
-        metadata["difficulty"] = m.group(1).count("★")
-    stem = path.stem
-    metadata["name"] = path.parent.name if stem.lower() in _GENERIC_STEMS else stem
-
-
-ENRICHERS: dict[str, Enricher] = {"howtocook": howtocook_enricher}
-
-
-def is_howtocook_root(root: Path) -> bool:
-    root = root.resolve()
-    return root.name == "dishes" or root.parent.name == "dishes" or (root / "dishes").is_dir()
+ENRICHERS: dict[str, Enricher] = {}  # named hooks for ``enrich="name"``; apps may add theirs
 
 
 def _resolve_enrichers(
     enrich: str | Enricher | Sequence[str | Enricher] | None, root: Path
 ) -> list[Enricher]:
     if enrich is None:
-        return [howtocook_enricher] if is_howtocook_root(root) else []
+        return []
     items: Iterable[str | Enricher] = [enrich] if isinstance(enrich, str) or callable(enrich) else enrich
     out: list[Enricher] = []
     for item in items:
@@ -93,8 +69,8 @@ def _resolve_enrichers(
             out.append(ENRICHERS[item])
         else:
             raise IngestError(
-                f"unknown enrichment {item!r}; known: {', '.join(sorted(ENRICHERS))}",
-                message=f"导入失败：未知的元数据增强「{item}」，可选：{'、'.join(sorted(ENRICHERS))}",
+                f"unknown enrichment {item!r}; known: {', '.join(sorted(ENRICHERS)) or 'none'}",
+                message=f"导入失败：未知的元数据增强「{item}」，可选：{'、'.join(sorted(ENRICHERS)) or '无'}",
             )
     return out
 
@@ -103,7 +79,7 @@ def _find_files(root: Path, suffixes: Sequence[str], skip_dirs: frozenset[str]) 
     files = []
     for p in root.rglob("*"):
         rel = p.relative_to(root).parts
-        # hidden folders (.git) and skipped ones (HowToCook's template/) never hold documents
+        # hidden folders (.git) and skipped ones (an app's templates) never hold documents
         if any(part.startswith(".") or part in skip_dirs for part in rel[:-1]):
             continue
         if p.suffix.lower() in suffixes and p.is_file() and not rel[-1].startswith("."):
@@ -121,15 +97,14 @@ def load_markdown(
 ) -> Corpus:
     """Load every markdown file under ``path`` (or the single file ``path``).
 
-    ``enrich``: ``"howtocook"``, a hook, a list of them, ``"none"``; default auto-detects
-    HowToCook. ``skip_dirs`` defaults to ``{"template"}`` for HowToCook, none otherwise.
+    ``enrich``: a hook, a name in :data:`ENRICHERS`, a list of them, or ``"none"``;
+    ``skip_dirs``: folder names never read (default none).
     ``metadata`` is added to every document (e.g. ``{"lang": "zh"}``).
     """
     path = require_path(Path(path))
     root = path.parent if path.is_file() else path
     hooks = _resolve_enrichers(enrich, root)
-    if skip_dirs is None:
-        skip_dirs = {"template"} if howtocook_enricher in hooks else set()
+    skip_dirs = set(skip_dirs or ())
     sfx = tuple(s.lower() if s.startswith(".") else f".{s.lower()}" for s in suffixes)
     files = [path] if path.is_file() else _find_files(root, sfx, frozenset(skip_dirs))
 
@@ -162,6 +137,4 @@ def load_markdown(
         )
     if not docs:
         raise empty_corpus(path, f"no non-empty {'/'.join(sfx)} files")
-    # a HowToCook tree is answered by the recipe app (zhiwen ask / POST /api/v1/qa)
-    defaults = {"app": "recipes"} if howtocook_enricher in hooks else {}
-    return Corpus(documents=docs, kb_defaults=defaults)
+    return Corpus(documents=docs)

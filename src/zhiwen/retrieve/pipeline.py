@@ -111,7 +111,18 @@ class RetrievalPipeline:
         self._vectorize = vectorize
         self._route = route
         self._profilers: dict[str, QueryProfiler] = {}
-        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="zhiwen-multikb")
+        self._max_workers = max_workers
+        self._pool: ThreadPoolExecutor | None = None  # made on the first multi-KB search
+
+    @classmethod
+    def static(cls, settings: Any) -> RetrievalPipeline:
+        """A pipeline over fixed settings (library use without runtime overrides)."""
+        return cls(lambda: settings)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self._max_workers, thread_name_prefix="zhiwen-multikb")
+        return self._pool
 
     @property
     def config(self) -> Any:
@@ -275,7 +286,7 @@ class RetrievalPipeline:
             plans.append((intent, params))
             futures.append(
                 [
-                    (kb.name, self._pool.submit(self._fetch, kb, group.query, params, group.filters))
+                    (kb.name, self._executor().submit(self._fetch, kb, group.query, params, group.filters))
                     for kb in group.kbs
                 ]
             )
@@ -316,4 +327,5 @@ class RetrievalPipeline:
         return out
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from support.fake_openai import FakeOpenAI
+from zhiwen.apps.recipes.ingest import load_howtocook
 from zhiwen.config import LLMSettings, Settings
 from zhiwen.generate.llm import OpenAIChatClient
 from zhiwen.kb import KnowledgeBase, open_kb
@@ -41,7 +42,7 @@ def recipes_kb(recipes_settings: Settings) -> Iterator[KnowledgeBase]:
         pytest.skip(f"HowToCook dishes not found at {DISHES} (set ZHIWEN_SHARED_DATA)")
     t0 = time.perf_counter()
     kb = open_kb("recipes", settings=recipes_settings, create=True, embedder="hash", app="recipes")
-    report = kb.index_path(DISHES, fmt="markdown", progress=False)
+    report = kb.index_corpus(load_howtocook(DISHES), progress=False)
     assert report.documents >= 360
     print(f"\nrecipes KB: {report.documents} docs, {report.chunks} chunks in {time.perf_counter() - t0:.1f}s")
     yield kb

@@ -63,7 +63,8 @@ def test_qa_envelope_offline(offline: TestClient) -> None:
     assert data["route"] == "detail" and data["llm_used"] is False
     assert "未配置大模型" in data["answer"]
     src = data["sources"][0]
-    assert set(src) == {"doc_id", "title", "score", "metadata"}
+    assert set(src) == {"kb", "id", "title", "text", "score", "rerank_score", "metadata"}
+    assert src["kb"] == "recipes" and src["id"] == src["metadata"]["source"].removesuffix(".md")
     assert src["metadata"]["name"] == "西红柿炒鸡蛋" and src["metadata"]["category"] == "vegetable_dish"
     assert src["metadata"]["difficulty"] == 2
 
@@ -99,7 +100,8 @@ def test_stream_offline(offline: TestClient) -> None:
     events = sse_events(r.text)
     names = [e for e, _ in events]
     assert names[0] == "sources" and names[-1] == "done" and "delta" in names
-    assert events[0][1][0]["metadata"]["name"] == "西红柿炒鸡蛋"
+    assert events[0][1]["sources"][0]["metadata"]["name"] == "西红柿炒鸡蛋"
+    assert all(d["type"] == e for e, d in events)
     assert events[-1][1]["llm_used"] is False
     text = "".join(d["text"] for e, d in events if e == "delta")
     assert text.startswith("（未配置大模型")
@@ -138,5 +140,5 @@ def test_generic_kb(recipes_settings: Settings, recipes_kb: KnowledgeBase) -> No
     )
     with _client(recipes_settings) as c:
         data = c.post("/api/v1/qa", json={"kb": "manual", "question": "服务默认端口"}).json()["data"]
-    assert data["route"] == "general" and data["sources"][0]["doc_id"] == "serve"
+    assert data["route"] == "general" and data["sources"][0]["id"] == "serve"
     assert "8000" in data["answer"] and data["llm_used"] is False

@@ -199,6 +199,8 @@ def test_stream_faults_end_extractive(
 def test_stream_without_llm(recipes_kb: KnowledgeBase) -> None:
     events = list(stream_recipe(recipes_kb, "推荐几个简单的素菜", llm=None))
     assert events[0][0] == "sources" and len(events[0][1]) == 5
-    assert events[-1] == ("done", {"llm_used": False, "route": "list", "extractive_reason": "no_llm"})
+    name, done = events[-1]
+    assert name == "done" and done["llm_used"] is False and done["route"] == "list"
+    assert done["extractive_reason"] == "no_llm" and done["params"]["top_k"] >= 5
     text = "".join(d for e, d in events if e == "delta")
     assert text.startswith(extractive_note("no_llm"))

@@ -180,3 +180,11 @@ def test_catalog_partial_name_matches_all_variants() -> None:
     names = {m.name for m in _catalog().match("红烧肉怎么做")}
     assert names == {"简易红烧肉", "南派红烧肉"}
     assert _catalog().match("今天天气怎么样") == []
+
+
+def test_route_prompt_carries_the_question() -> None:
+    from zhiwen.apps.recipes.prompts import route_messages
+
+    messages = route_messages(" 推荐几个素菜 ")
+    assert messages[0]["role"] == "system" and '"route"' in messages[0]["content"]
+    assert messages[1]["content"] == "推荐几个素菜"

@@ -1,1 +1,1 @@
-"""The engine's own routers (apps bring theirs through :data:`zhiwen.apps.registry.ROUTERS`)."""
+"""The engine's own routers (apps bring theirs through their ``router()``; see :mod:`zhiwen.apps.registry`)."""

@@ -138,8 +138,8 @@ function renderQa(data) {
   for (const s of sources) {
     $("sources").append(
       el("li", {},
-        el("div", { class: "title" }, s.title || s.doc_id),
-        el("div", { class: "scores" }, `doc_id=${s.doc_id}  score=${fmt(s.score)}`),
+        el("div", { class: "title" }, s.title || s.id),
+        el("div", { class: "scores" }, `${s.kb ? s.kb + " · " : ""}${s.id}  score=${fmt(s.score)}`),
         metaLine(s.metadata)
       )
     );

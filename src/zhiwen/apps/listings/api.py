@@ -1,38 +1,34 @@
-"""``POST /ask`` — seed 000's property search endpoint.
+"""``POST /ask`` — seed 000's property search, inside the ``{code, message, data}`` envelope.
 
-Request ``{"question": str, "max_results": int = 3, "kb": str = "listings"}``.
-
-Response shape (a deliberate choice): on **success** the seed's bare object, so seed clients read
-``answer`` / ``retrieved_properties`` at the top level, plus ``code: 0`` / ``message`` so clients
-of the engine's ``{code, message, data}`` envelope still see a success code::
+Request ``{"question": str, "max_results": int = 3, "kb": str = "listings"}``. Response::
 
     {"code": 0, "message": "success",
-     "answer": "…", "retrieved_properties": [{"id", "title", "location", "price", "match_score",
-       "match_percentage", "match_reasons", "district", "xiaoqu", "area", "rooms", "layout",
-       "floor", "build_year", "decoration", "elevator", "orientation", "unit_price", "city", …}],
-     "llm_used": false, "requirements": {…}, "relaxed": [], "cached": false, "timings_ms": {…}}
+     "data": {"answer": "…", "retrieved_properties": [{"id", "title", "location", "price",
+                "match_score", "match_percentage", "match_reasons", "district", "bankuai", "xiaoqu",
+                "area", "rooms", "layout", "floor", "build_year", "building_type", "decoration",
+                "elevator", "orientation", "unit_price", "city", "relaxed"}],
+              "llm_used": false, "requirements": {…}, "relaxed": [], "cached": false,
+              "params": {…}, "timings_ms": {…}}}
 
-On **error** the engine's envelope ``{code, message, data}`` with a 4xx status (seed 003 codes):
-empty question / wrong types / ``max_results`` outside 1..``max_results_limit`` → 422, a body
-over ``api.max_body_bytes`` → 413, unknown KB → 404.
-
-A repeated question is answered from the result cache on the event loop (no thread hop, no
-retrieval, no LLM call).
+Errors: empty question / wrong types / ``max_results`` outside 1..``max_results_limit`` → 422,
+a body over ``api.max_body_bytes`` → 413, unknown KB → 404, a KB of another app → 422.
+Retrieval runs through the engine's pipeline, so the runtime rerank settings apply here too.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.appkit.deps import KBName, KBRegistry, Question, get_kb_registry, get_settings_dep
-from zhiwen.apps.listings.service import FAST_PATH, get_service
-from zhiwen.config import Settings
+from zhiwen.appkit import AppContext
+from zhiwen.appkit.deps import KBName, Question, get_app_context
+from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.errors import InvalidParameter
+
+from .settings import get_listings_settings
 
 router = APIRouter(tags=["listings"])
 
@@ -45,42 +41,62 @@ class AskIn(BaseModel):
     kb: KBName = Field("listings", description="房源知识库名称")
 
 
-def _kb_stamp(settings: Settings, name: str) -> float | None:
-    try:
-        return (Path(settings.kb_root) / name / "kb.json").stat().st_mtime
-    except OSError:
-        return None
+class Property(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    title: str
+    location: str
+    price: float | None = Field(None, description="总价（万）")
+    match_score: float
+    match_percentage: int
+    match_reasons: list[str]
+    city: str | None = None
+    district: str | None = None
+    bankuai: str | None = None
+    xiaoqu: str | None = None
+    area: float | None = None
+    rooms: int | None = None
+    layout: str | None = None
+    floor: str | None = None
+    build_year: int | None = None
+    building_type: str | None = None
+    decoration: str | None = None
+    elevator: bool | None = None
+    orientation: str | None = None
+    unit_price: float | None = Field(None, description="单价（元/㎡）")
+    relaxed: bool = False
 
 
-@router.post("/ask", summary="房源问答（seed 000）")
-async def ask(
-    body: AskIn,
-    registry: KBRegistry = Depends(get_kb_registry),
-    settings: Settings = Depends(get_settings_dep),
-) -> dict[str, Any]:
-    limit = settings.listings.max_results_limit
+class AskData(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    answer: str
+    retrieved_properties: list[Property]
+    llm_used: bool
+    requirements: dict[str, Any]
+    relaxed: list[str]
+    cached: bool
+    kb: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+
+
+@router.post("/ask", summary="房源问答（seed 000）", response_model=Envelope[AskData])
+async def ask(body: AskIn, ctx: AppContext = Depends(get_app_context)) -> dict[str, Any]:
+    from .app import app
+
+    limit = get_listings_settings().max_results_limit
     if body.max_results > limit:
         raise InvalidParameter(
             f"max_results must be in 1..{limit}", message=f"max_results 必须在 1 到 {limit} 之间"
         )
-    key = (str(settings.home), body.kb)
-    fast = FAST_PATH.get(key)
-    stamp = _kb_stamp(settings, body.kb)
-    if fast is not None and stamp is not None and fast[0] == stamp and fast[1].settings is settings:
-        result = fast[1].cached(body.question, body.max_results)
-        if result is not None:
-            return {"code": 0, "message": "success", **result}
-    kb = await registry.aget(body.kb)
-    app = getattr(getattr(kb, "config", None), "app", None)
-    if app not in (None, "listings"):
+    kb = await run_in_threadpool(ctx.open_kb, body.kb)
+    owner = getattr(kb.config, "app", None)
+    if owner not in (None, app.name):
         raise InvalidParameter(
-            f"knowledge base {body.kb!r} belongs to app {app!r}",
-            message=f"知识库「{body.kb}」不是房源库（属于 {app}）",
+            f"knowledge base {body.kb!r} belongs to app {owner!r}",
+            message=f"知识库「{body.kb}」不是房源库（属于 {owner}）",
         )
-    service = get_service(kb, settings)
-    if stamp is not None:
-        FAST_PATH[key] = (stamp, service)
-    result = service.cached(body.question, body.max_results)
-    if result is None:
-        result = await run_in_threadpool(service.ask, body.question, body.max_results)
-    return {"code": 0, "message": "success", **result}
+    result = await run_in_threadpool(app.result, body.question, body.max_results, ctx, body.kb)
+    return ok(result)

@@ -1,25 +1,30 @@
-"""``zhiwen ask --kb listings "…"``: seed 000's property search on the command line.
+"""``zhiwen listings setup|ask``: seed 000's property search on the command line.
 
-``zhiwen ask`` dispatches here for KBs whose ``app`` is ``listings``. Prints a table of the
-listings and the answer, or with ``--json`` exactly the object ``POST /ask`` returns.
-Options: ``max_results`` (or ``top_k``), default 3.
+``zhiwen ask --kb listings "…"`` reaches the same app through the KB's ``app`` field. Prints a
+table of the listings and the answer, or with ``--json`` exactly the ``data`` of ``POST /ask``.
 
 Example::
 
-    zhiwen ask --kb listings "浦东800万以内的两房，要有电梯" --option max_results=5
+    zhiwen listings setup ../shared/data
+    zhiwen listings ask "浦东800万以内的两房，要有电梯" --max-results 5
     zhiwen ask --kb listings "徐汇三房" --json
 """
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from zhiwen.apps.listings.service import get_service
-from zhiwen.appkit.console import print_json, snippet
+from zhiwen.appkit.console import console, print_json, require_question, run_cli, snippet
+from zhiwen.appkit.context import build_context
+
+if TYPE_CHECKING:
+    from .app import ListingsApp
 
 
 def _fmt(x: Any, suffix: str = "") -> str:
@@ -76,12 +81,32 @@ def render(result: dict[str, Any], console: Console | None = None) -> None:
         console.print("[dim]（来自缓存）[/]")
 
 
-def cli_ask(kb: Any, question: str, *, json_output: bool = False, **options: Any) -> dict[str, Any]:
-    """Answer ``question`` over listings KB ``kb``; print it; return the result object."""
-    n = options.get("max_results", options.get("top_k", 3))
-    result = get_service(kb).ask(question, n)
-    if json_output:
-        print_json(result)
-    else:
-        render(result)
-    return result
+def commands(app: ListingsApp) -> typer.Typer:
+    group = typer.Typer(help=f"{app.title}：{app.description}", no_args_is_help=True)
+
+    @group.command("setup")
+    @run_cli
+    def setup(
+        data_dir: Path = typer.Argument(..., help="数据目录（含 lianjia_ershoufang/*.csv），例如 ../shared/data"),
+    ) -> None:
+        """从链家 CSV 建立房源知识库 listings（五个城市）。"""
+        report = app.setup(data_dir, build_context(), progress=True)
+        for kb, chunks in report.kbs.items():
+            console.print(f"知识库 {kb}：{chunks} 套房源（{report.seconds:.1f} 秒）")
+
+    @group.command("ask")
+    @run_cli
+    def ask(
+        question: str = typer.Argument(..., help="找房问题，例如「浦东800万以内的两房，要有电梯」"),
+        kb: str | None = typer.Option(None, "--kb", help="房源知识库（默认 listings）"),
+        max_results: int = typer.Option(3, "--max-results", "-n", min=1, max=50, help="最多返回几套"),
+        json_output: bool = typer.Option(False, "--json", help="输出 JSON（即 POST /ask 的 data）"),
+    ) -> None:
+        """找房：按预算、区域、户型等条件检索并给出匹配理由。"""
+        result = app.result(require_question(question), max_results, build_context(), kb)
+        if json_output:
+            print_json(result)
+        else:
+            render(result)
+
+    return group

@@ -1,4 +1,4 @@
-"""Recipe QA over HowToCook (seed 002): routing, filters, dish names, API router and CLI.
+"""Recipe QA over HowToCook (seed 002): routing, filters, dish names, its ingest plug-in and CLI.
 
 Example::
 
@@ -7,6 +7,7 @@ Example::
     'detail'
 """
 
+from zhiwen.apps.recipes.app import RecipesApp, app
 from zhiwen.apps.recipes.service import answer_recipe, plan_recipe, stream_recipe
 
-__all__ = ["answer_recipe", "plan_recipe", "stream_recipe"]
+__all__ = ["RecipesApp", "answer_recipe", "app", "plan_recipe", "stream_recipe"]

@@ -1,24 +1,51 @@
-"""``zhiwen ask --kb recipes "宫保鸡丁怎么做"``: the recipe app's CLI entry (see apps.registry).
+"""``zhiwen recipes setup DATA_DIR`` and ``zhiwen recipes ask QUESTION``.
+
+``zhiwen ask --kb recipes "…"`` reaches the same app through the KB's ``app`` field.
 
 Example::
 
-    >>> cli_ask(open_kb("recipes"), "推荐几个简单的素菜", json_output=False, top_k=3)
+    $ zhiwen recipes setup ../shared/data
+    $ zhiwen recipes ask "推荐几个简单的素菜" --top-k 3
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from zhiwen.cli.ask import print_answer
+import typer
 
-from .service import answer_recipe
+from zhiwen.appkit import AskRequest
+from zhiwen.appkit.console import console, print_app_answer, run_cli
+from zhiwen.appkit.context import build_context
 
 if TYPE_CHECKING:
-    from zhiwen.kb import KnowledgeBase
+    from .app import RecipesApp
 
 
-def cli_ask(kb: KnowledgeBase, question: str, *, json_output: bool, **options: Any) -> None:
-    """Answer ``question`` with the recipe app and print it (``options``: ``top_k``)."""
-    top_k = options.get("top_k")
-    answer = answer_recipe(kb, question, top_k=int(top_k) if top_k else None)
-    print_answer(answer, json_output=json_output)
+def commands(app: RecipesApp) -> typer.Typer:
+    group = typer.Typer(help=f"{app.title}：{app.description}", no_args_is_help=True)
+
+    @group.command("setup")
+    @run_cli
+    def setup(
+        data_dir: Path = typer.Argument(..., help="数据目录（含 howtocook/dishes），例如 ../shared/data"),
+    ) -> None:
+        """从 HowToCook 数据建立菜谱知识库 recipes。"""
+        report = app.setup(data_dir, build_context(), progress=True)
+        for kb, chunks in report.kbs.items():
+            console.print(f"知识库 {kb}：{chunks} 个片段（{report.seconds:.1f} 秒）")
+
+    @group.command("ask")
+    @run_cli
+    def ask(
+        question: str = typer.Argument(..., help="问题，例如「宫保鸡丁怎么做」"),
+        kb: str | None = typer.Option(None, "--kb", help="菜谱知识库（默认 recipes）"),
+        top_k: int | None = typer.Option(None, "--top-k", min=1, max=50, help="来源数量（推荐类为菜品数量）"),
+        json_output: bool = typer.Option(False, "--json", help="输出 JSON"),
+    ) -> None:
+        """向菜谱知识库提问。"""
+        answer = app.ask(AskRequest(question=question.strip(), kb=kb, top_k=top_k), build_context())
+        print_app_answer(answer, json_output=json_output)
+
+    return group

@@ -32,7 +32,7 @@ from zhiwen.documents import Document
 from zhiwen.generate.base import ChatModel
 from zhiwen.generate.extractive import compose_list, compose_sections, truncate
 from zhiwen.generate.llm import llm_purpose
-from zhiwen.generate.prompts import qa_messages, route_messages
+from zhiwen.generate.prompts import qa_messages
 from zhiwen.generate.qa import (
     AUTO,
     Answer,
@@ -41,11 +41,14 @@ from zhiwen.generate.qa import (
     Source,
     execute,
     execute_stream,
+    pipeline_for,
     plan_generic,
     resolve_llm,
 )
+from zhiwen.retrieve.pipeline import RetrievalPipeline
 from zhiwen.store.filters import parse_filters
 
+from .prompts import route_messages
 from .names import Dish, DishCatalog, catalog_for, dish_phrase, expand_variants
 from .routing import CATEGORY_LABELS, RouteDecision, classify, list_query, question_filters, wanted_count
 
@@ -107,13 +110,20 @@ def decide_route(
 
 # -- detail --------------------------------------------------------------------------------------
 def plan_detail(
-    kb: KnowledgeBase, question: str, catalog: DishCatalog | None, matches: list[Any], *, top_k: int = 3
+    kb: KnowledgeBase,
+    question: str,
+    catalog: DishCatalog | None,
+    matches: list[Any],
+    *,
+    top_k: int = 3,
+    pipeline: RetrievalPipeline | None = None,
 ) -> AnswerPlan:
     phrase = dish_phrase(question) or question
     expansions = [v for v in expand_variants(phrase)[1:6] if v]
     names = [m.name for m in matches if m.name not in expansions]
     query = " ".join([question, *expansions, *names])
-    parents = kb.search_parents(query, top_k=max(top_k + 2, 5))
+    found = pipeline_for(kb, pipeline).search_parents(kb, query, top_k=max(top_k + 2, 5))
+    parents = found.parents
     ordered: dict[str, Source] = {}
     docs: dict[str, Document] = {p.document.id: p.document for p in parents}
     scores = {p.document.id: p.score for p in parents}
@@ -158,18 +168,25 @@ def plan_detail(
         else None,
         extractive_body=body,
         purpose="recipes.detail",
+        params=found.params,
     )
 
 
 # -- list ----------------------------------------------------------------------------------------
 def plan_list(
-    kb: KnowledgeBase, question: str, catalog: DishCatalog | None, *, count: int | None = None
+    kb: KnowledgeBase,
+    question: str,
+    catalog: DishCatalog | None,
+    *,
+    count: int | None = None,
+    pipeline: RetrievalPipeline | None = None,
 ) -> AnswerPlan:
     n = count or wanted_count(question)
     spec = question_filters(question)
     flt = parse_filters(spec) if spec else None
     query = list_query(question) or question
-    parents = kb.search_parents(query, top_k=max(3 * n, 10), filters=flt)
+    found = pipeline_for(kb, pipeline).search_parents(kb, query, top_k=max(3 * n, 10), filters=flt)
+    parents = found.parents
     picked: list[Source] = []
     docs: dict[str, Document] = {}
     seen_names: set[str] = set()
@@ -223,12 +240,18 @@ def plan_list(
         else None,
         extractive_body=body,
         purpose="recipes.list",
+        params=found.params,
     )
 
 
 # -- entry points --------------------------------------------------------------------------------
 def plan_recipe(
-    kb: KnowledgeBase, question: str, *, top_k: int | None = None, llm: ChatModel | None = None
+    kb: KnowledgeBase,
+    question: str,
+    *,
+    top_k: int | None = None,
+    llm: ChatModel | None = None,
+    pipeline: RetrievalPipeline | None = None,
 ) -> AnswerPlan:
     """Route the question and build its plan (``llm`` is only used for unsure routing)."""
     try:
@@ -239,10 +262,10 @@ def plan_recipe(
     decision, matches = decide_route(question, catalog, llm)
     log.debug("recipe route %s (%s) for %r", decision.route, decision.reason, question)
     if decision.route == "detail":
-        return plan_detail(kb, question, catalog, matches, top_k=top_k or 3)
+        return plan_detail(kb, question, catalog, matches, top_k=top_k or 3, pipeline=pipeline)
     if decision.route == "list":
-        return plan_list(kb, question, catalog, count=top_k)
-    return plan_generic(kb, question, top_k=top_k or 5, app=APP, domain=DOMAIN)
+        return plan_list(kb, question, catalog, count=top_k, pipeline=pipeline)
+    return plan_generic(kb, question, pipeline=pipeline, top_k=top_k or 5, app=APP, domain=DOMAIN)
 
 
 def _settings(kb: Any, settings: Settings | None) -> Settings | None:
@@ -260,9 +283,10 @@ def answer_recipe(
     llm: ChatModel | Any | None = AUTO,
     settings: Settings | None = None,
     timeout_s: float | None = None,
+    pipeline: RetrievalPipeline | None = None,
 ) -> Answer:
     model = resolve_llm(llm, _settings(kb, settings))
-    plan = plan_recipe(kb, question, top_k=top_k, llm=model)
+    plan = plan_recipe(kb, question, top_k=top_k, llm=model, pipeline=pipeline)
     return execute(plan, model, timeout_s=timeout_s)
 
 
@@ -274,7 +298,8 @@ def stream_recipe(
     llm: ChatModel | Any | None = AUTO,
     settings: Settings | None = None,
     timeout_s: float | None = None,
+    pipeline: RetrievalPipeline | None = None,
 ) -> Iterator[QAEvent]:
     model = resolve_llm(llm, _settings(kb, settings))
-    plan = plan_recipe(kb, question, top_k=top_k, llm=model)
+    plan = plan_recipe(kb, question, top_k=top_k, llm=model, pipeline=pipeline)
     return execute_stream(plan, model, timeout_s=timeout_s)

@@ -1,0 +1,89 @@
+"""``POST /api/v1/qa``: grounded answers for any KB, by the KB's app or by generic QA.
+
+Request ``{"kb": "recipes", "question": "宫保鸡丁怎么做", "top_k": 3, "stream": false}``.
+The KB's ``app`` (``kb.json``) picks the app from the registry (recipes: routing, filters, dish
+names); any other KB gets generic QA. Both retrieve through the one pipeline, so runtime
+settings (rerank, MMR, thresholds) apply, and ``params`` reports what ran.
+
+Response data::
+
+    {"answer": "…[1]…", "route": "detail", "llm_used": false, "extractive_reason": "no_llm",
+     "sources": [{"kb", "id", "title", "text", "score", "rerank_score", "metadata"}], "params": {…}}
+
+With ``"stream": true`` the answer comes as server-sent events: ``sources``, ``delta``
+(repeated, ``{"text"}``), ``done`` (``{llm_used, route, extractive_reason, params}``), or an
+in-band ``error`` (``{code, message}``). LLM failures never become HTTP errors: the answer is
+extractive and says so.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, Field
+from sse_starlette import EventSourceResponse
+from starlette.concurrency import run_in_threadpool
+
+from zhiwen.appkit import AppAnswer, AppContext, AskRequest, Citation
+from zhiwen.appkit.deps import KBName, Question, get_app_context
+from zhiwen.appkit.envelope import Envelope, ok
+from zhiwen.appkit.events import sse_stream
+from zhiwen.appkit.qa import generic_ask, generic_stream
+from zhiwen.apps.registry import AppRegistry
+
+log = logging.getLogger(__name__)
+router = APIRouter(tags=["qa"])
+
+
+class QARequest(BaseModel):
+    kb: KBName = Field(description="知识库名称")
+    question: Question = Field(description="问题")
+    top_k: int | None = Field(None, ge=1, le=50, description="来源数量（列表类问题为菜品数量）")
+    stream: bool = Field(False, description="以 SSE 流式返回答案")
+
+    model_config = {"json_schema_extra": {"examples": [{"kb": "demo", "question": "怎么创建知识库？"}]}}
+
+
+class QAData(BaseModel):
+    answer: str
+    route: str | None = None
+    sources: list[Citation]
+    llm_used: bool
+    extractive_reason: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+def qa_data(answer: AppAnswer) -> QAData:
+    return QAData(
+        answer=answer.answer,
+        route=answer.data.get("route"),
+        sources=answer.citations,
+        llm_used=answer.llm_used,
+        extractive_reason=answer.extractive_reason,
+        params=answer.params,
+    )
+
+
+def get_apps(request: Request) -> AppRegistry:
+    registry: AppRegistry = request.app.state.apps
+    return registry
+
+
+@router.post("/api/v1/qa", summary="知识库问答（按知识库所属应用回答，或通用问答）", response_model=Envelope[QAData])
+async def qa(
+    body: QARequest,
+    ctx: AppContext = Depends(get_app_context),
+    apps: AppRegistry = Depends(get_apps),
+) -> Any:
+    kb = await run_in_threadpool(ctx.open_kb, body.kb)
+    owner = apps.for_kb(kb.config.app)
+    request = AskRequest(question=body.question, kb=body.kb, top_k=body.top_k)
+    if body.stream:
+        events = await run_in_threadpool(
+            owner.stream if owner is not None else generic_stream, request, ctx  # type: ignore[arg-type]
+        )
+        return EventSourceResponse(sse_stream(events, log=log), ping=15)
+    answer = await run_in_threadpool(owner.ask if owner is not None else generic_ask, request, ctx)  # type: ignore[arg-type]
+    return ok(qa_data(answer))

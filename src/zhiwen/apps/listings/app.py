@@ -1,0 +1,129 @@
+"""The property-search app object (seed 000): Lianjia listings, ``POST /ask``, ``zhiwen listings``.
+
+Example::
+
+    >>> from zhiwen.apps.listings import app
+    >>> ctx = build_context()
+    >>> app.setup(Path("../shared/data"), ctx)                    # all five cities → KB "listings"
+    >>> answer = app.ask(AskRequest(question="浦东800万以内的两房，要有电梯"), ctx)
+    >>> answer.data["retrieved_properties"][0]["match_percentage"]
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from zhiwen.appkit import AppAnswer, AppContext, AskRequest, BaseApp, Citation, KBSpec, SetupReport
+from zhiwen.appkit.app import Loader
+from zhiwen.errors import IngestError
+
+from .ingest import REQUIRED_COLUMNS, load_lianjia
+
+FORMAT = "lianjia"
+DEFAULT_RESULTS = 3
+
+
+def sniff_lianjia(path: Path) -> bool:
+    """A Lianjia export: a CSV (or a folder of them) whose header has the listing columns."""
+    files = [path] if path.is_file() else sorted(path.glob("*.csv"))[:3]
+    for f in files:
+        if f.suffix.lower() != ".csv":
+            continue
+        try:
+            with f.open(encoding="utf-8", errors="ignore", newline="") as fh:
+                header = next(csv.reader(fh), [])
+        except OSError:
+            continue
+        if set(REQUIRED_COLUMNS) <= {h.strip() for h in header}:
+            return True
+    return False
+
+
+def _listings_dir(data_dir: Path) -> Path:
+    for candidate in (data_dir / "lianjia_ershoufang", data_dir):
+        if candidate.is_dir() and sniff_lianjia(candidate):
+            return candidate
+    raise IngestError(
+        f"no Lianjia CSVs under {data_dir}", message=f"未在 {data_dir} 下找到链家房源 CSV（lianjia_ershoufang）"
+    )
+
+
+def citation(prop: Mapping[str, Any], kb: str) -> Citation:
+    where = "·".join(str(x) for x in (prop.get("city"), prop.get("district"), prop.get("bankuai")) if x)
+    return Citation(
+        kb=kb,
+        id=str(prop.get("id") or ""),
+        title=str(prop.get("title") or prop.get("xiaoqu") or ""),
+        text=f"{where} {prop.get('layout') or ''} {prop.get('area') or ''}㎡ {prop.get('price') or ''}万".strip(),
+        score=prop.get("match_score"),
+        metadata={k: prop.get(k) for k in ("xiaoqu", "district", "bankuai", "price", "area", "layout")},
+    )
+
+
+class ListingsApp(BaseApp):
+    name = "listings"
+    title = "房源搜索"
+    description = "二手房源问答：预算、区域、户型、面积与特殊要求，带匹配度与匹配理由（seed 000）"
+    kbs = (KBSpec("listings", "链家二手房挂牌房源（2019 年快照，五城）"),)
+
+    def formats(self) -> Mapping[str, Loader]:
+        return {FORMAT: load_lianjia}
+
+    def sniff(self, path: Path) -> str | None:
+        return FORMAT if sniff_lianjia(path) else None
+
+    def setup(self, data_dir: Path, ctx: AppContext, *, progress: bool = True) -> SetupReport:
+        from zhiwen.kb import open_kb
+
+        started = time.perf_counter()
+        kb = open_kb(self.kbs[0].name, settings=ctx.settings, create=True, app=self.name)
+        report = kb.index_corpus(load_lianjia(_listings_dir(Path(data_dir))), progress=progress)
+        return SetupReport(
+            app=self.name, kbs={kb.name: report.chunks}, notes=report.warnings, seconds=time.perf_counter() - started
+        )
+
+    def result(self, question: str, max_results: int, ctx: AppContext, kb_name: str | None = None) -> dict[str, Any]:
+        """Seed 000's result object (answer, retrieved_properties, requirements, params …)."""
+        from .service import get_service
+
+        kb = ctx.open_kb(kb_name or self.kbs[0].name)
+        service = get_service(kb, ctx.settings, llm=ctx.llm)
+        return service.ask(question, max_results, pipeline=ctx.pipeline)
+
+    def ask(self, request: AskRequest, ctx: AppContext) -> AppAnswer:
+        n = request.options.get("max_results") or request.top_k or DEFAULT_RESULTS
+        result = self.result(request.question, int(n), ctx, request.kb)
+        kb = str(result.get("kb") or request.kb or self.kbs[0].name)
+        return AppAnswer(
+            answer=str(result["answer"]),
+            citations=[citation(p, kb) for p in result["retrieved_properties"]],
+            llm_used=bool(result["llm_used"]),
+            extractive_reason=None if result["llm_used"] else "no_llm" if ctx.llm is None else "llm_error",
+            params=dict(result.get("params") or {}),
+            data=result,
+        )
+
+    def render(self, answer: AppAnswer) -> bool:
+        from .cli import render
+
+        render(answer.data)
+        return True
+
+    def router(self) -> Any:
+        from .api import router
+
+        return router
+
+    def cli(self) -> typer.Typer | None:
+        from .cli import commands
+
+        return commands(self)
+
+
+app = ListingsApp()

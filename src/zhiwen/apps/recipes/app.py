@@ -1,0 +1,83 @@
+"""The recipe app object (seed 002): HowToCook QA plugged into the engine.
+
+Example::
+
+    >>> from zhiwen.apps.recipes import app
+    >>> ctx = build_context()
+    >>> app.setup(Path("../shared/data"), ctx)            # builds the KB "recipes"
+    >>> app.ask(AskRequest(question="番茄炒蛋怎么做"), ctx).data["route"]
+    'detail'
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import typer
+
+from zhiwen.appkit import AppAnswer, AppContext, AppEvent, AskRequest, BaseApp, KBSpec, SetupReport
+from zhiwen.appkit.app import Loader
+from zhiwen.appkit.qa import app_answer, app_events
+from zhiwen.errors import IngestError
+
+from .ingest import FORMAT, load_howtocook, sniff_howtocook
+from .service import answer_recipe, stream_recipe
+
+
+def _dishes_dir(data_dir: Path) -> Path:
+    for candidate in (data_dir / "howtocook" / "dishes", data_dir / "dishes", data_dir):
+        if candidate.is_dir() and sniff_howtocook(candidate):
+            return candidate
+    raise IngestError(
+        f"no HowToCook recipes under {data_dir}",
+        message=f"未在 {data_dir} 下找到 HowToCook 菜谱（应包含 howtocook/dishes）",
+    )
+
+
+class RecipesApp(BaseApp):
+    name = "recipes"
+    title = "菜谱问答"
+    description = "HowToCook 菜谱问答：某道菜怎么做、按分类和难度推荐、烹饪常识（seed 002）"
+    kbs = (KBSpec("recipes", "HowToCook 菜谱（每道菜一篇，含分类与难度）"),)
+
+    def formats(self) -> Mapping[str, Loader]:
+        return {FORMAT: load_howtocook}
+
+    def sniff(self, path: Path) -> str | None:
+        return FORMAT if sniff_howtocook(path) else None
+
+    def setup(self, data_dir: Path, ctx: AppContext, *, progress: bool = True) -> SetupReport:
+        from zhiwen.kb import open_kb
+
+        started = time.perf_counter()
+        kb = open_kb(self.kbs[0].name, settings=ctx.settings, create=True, app=self.name)
+        report = kb.index_corpus(load_howtocook(_dishes_dir(Path(data_dir))), progress=progress)
+        return SetupReport(
+            app=self.name,
+            kbs={kb.name: report.chunks},
+            notes=report.warnings,
+            seconds=time.perf_counter() - started,
+        )
+
+    def _kb(self, request: AskRequest, ctx: AppContext) -> str:
+        return request.kb or self.kbs[0].name
+
+    def ask(self, request: AskRequest, ctx: AppContext) -> AppAnswer:
+        kb = ctx.open_kb(self._kb(request, ctx))
+        answer = answer_recipe(kb, request.question, top_k=request.top_k, llm=ctx.llm, pipeline=ctx.pipeline)
+        return app_answer(answer, kb.name)
+
+    def stream(self, request: AskRequest, ctx: AppContext) -> Iterator[AppEvent]:
+        kb = ctx.open_kb(self._kb(request, ctx))
+        events = stream_recipe(kb, request.question, top_k=request.top_k, llm=ctx.llm, pipeline=ctx.pipeline)
+        return app_events(events, kb.name)
+
+    def cli(self) -> typer.Typer | None:
+        from .cli import commands
+
+        return commands(self)
+
+
+app = RecipesApp()
