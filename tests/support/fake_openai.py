@@ -1,13 +1,19 @@
-"""A small OpenAI-compatible chat server for tests: scripted replies and faults, call counting.
+"""A small OpenAI-compatible server for tests: scripted replies and faults, call counting.
 
-Runs ``POST /v1/chat/completions`` in a background thread on ``127.0.0.1`` (random port). Each
-request takes the next scripted :class:`Reply` (or the default one once the script is used up);
-``stream: true`` requests get the reply as SSE chunks ending with ``data: [DONE]``.
+Runs ``POST /v1/chat/completions`` and ``POST /v1/embeddings`` in a background thread on
+``127.0.0.1`` (random port). Each request takes the next scripted :class:`Reply` (or the default
+one once the script is used up); ``stream: true`` requests get the reply as SSE chunks — content
+pieces, tool calls in fragments (``delta.tool_calls`` by index), a ``finish_reason`` chunk, a usage
+chunk when ``stream_options.include_usage`` asks for it (unless ``usage_in_stream=False``: a
+server that ignores it) — ending with ``data: [DONE]``. Every request body is kept in
+``requests`` (so tests can check what was sent, e.g. ``stop``). Embeddings are deterministic
+vectors of ``embedding_dim`` floats.
 
 Faults (``Reply.fault(kind)``): ``hang`` (sleeps ``delay_s`` before answering; stopping the server
 wakes it), ``500``, ``503``, ``429`` (with ``Retry-After``), ``401``, ``404``, ``malformed`` (200 with a
 non-JSON body), ``empty`` (content ""), ``bad_json`` (content that is no JSON), ``drop`` (closes
-the connection without answering), ``broken_stream`` (SSE that stops mid-way with garbage).
+the connection without answering), ``broken_stream`` (SSE that stops mid-way with garbage),
+``drip`` (headers at once, then the body one byte every ``drip_s`` seconds).
 
 Example::
 
@@ -40,6 +46,7 @@ FAULTS = (
     "bad_json",
     "drop",
     "broken_stream",
+    "drip",
 )
 
 
@@ -55,6 +62,9 @@ class Reply:
     completion_tokens: int = 7
     chunk_chars: int = 4  # streaming chunk size
     kind: str = "ok"
+    usage_in_stream: bool = True  # False: ignore stream_options.include_usage
+    drip_s: float = 0.0  # > 0: send the body one byte at a time, this far apart
+    finish_reason: str | None = None  # default: "tool_calls" with tool calls, else "stop"
 
     @classmethod
     def fault(cls, kind: str, *, delay_s: float = 30.0) -> Reply:
@@ -81,6 +91,8 @@ class Reply:
             return cls(content="这不是 JSON，抱歉。", kind=kind)
         if kind in ("drop", "broken_stream"):
             return cls(kind=kind)
+        if kind == "drip":
+            return cls(content="一点一点地说。" * 20, drip_s=1.0, kind=kind)
         raise ValueError(f"unknown fault {kind!r}; one of {FAULTS}")
 
     @classmethod
@@ -95,10 +107,11 @@ class Reply:
 class FakeOpenAI:
     """The server; use as a context manager or call :meth:`start` / :meth:`stop`."""
 
-    def __init__(self, default: Reply | str | None = None) -> None:
+    def __init__(self, default: Reply | str | None = None, *, embedding_dim: int = 8) -> None:
         if isinstance(default, str):
             default = Reply(default)
         self.default = default or Reply()
+        self.embedding_dim = embedding_dim
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -156,7 +169,8 @@ class FakeOpenAI:
                     body = json.loads(raw or b"{}")
                 except ValueError:
                     body = {"_raw": raw.decode("utf-8", "replace")}
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                path = self.path.rstrip("/")
+                if not path.endswith(("/chat/completions", "/embeddings")):
                     self._send(404, '{"error": {"message": "not found"}}')
                     return
                 reply = fake._next(body, {k.lower(): v for k, v in self.headers.items()})
@@ -169,12 +183,19 @@ class FakeOpenAI:
                 if reply.raw_body is not None or reply.status != 200:
                     self._send(reply.status, reply.raw_body or "{}", reply.headers)
                     return
+                if path.endswith("/embeddings"):
+                    text = json.dumps(_embeddings(body, fake.embedding_dim))
+                    self._send(200, text, reply.headers, drip_s=reply.drip_s)
+                    return
                 if body.get("stream"):
                     self._stream(body, reply)
                     return
-                self._send(200, json.dumps(_completion(body, reply), ensure_ascii=False), reply.headers)
+                text = json.dumps(_completion(body, reply), ensure_ascii=False)
+                self._send(200, text, reply.headers, drip_s=reply.drip_s)
 
-            def _send(self, status: int, text: str, headers: dict[str, str] | None = None) -> None:
+            def _send(
+                self, status: int, text: str, headers: dict[str, str] | None = None, *, drip_s: float = 0.0
+            ) -> None:
                 data = text.encode("utf-8")
                 try:
                     self.send_response(status)
@@ -183,9 +204,20 @@ class FakeOpenAI:
                     for k, v in (headers or {}).items():
                         self.send_header(k, v)
                     self.end_headers()
-                    self.wfile.write(data)
+                    self._write(data, drip_s)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
+
+            def _write(self, data: bytes, drip_s: float = 0.0) -> None:
+                if drip_s <= 0:
+                    self.wfile.write(data)
+                    self.wfile.flush()
+                    return
+                for i in range(len(data)):
+                    if fake._stop.wait(drip_s):
+                        return
+                    self.wfile.write(data[i : i + 1])
+                    self.wfile.flush()
 
             def _stream(self, body: dict[str, Any], reply: Reply) -> None:
                 try:
@@ -195,34 +227,13 @@ class FakeOpenAI:
                     self.send_header("Connection", "close")
                     self.end_headers()
                     self.close_connection = True
-                    text = reply.content
-                    step = max(1, reply.chunk_chars)
-                    pieces = [text[i : i + step] for i in range(0, len(text), step)]
+                    events = _stream_events(body, reply)
                     if reply.kind == "broken_stream":
-                        pieces = pieces[:1]
-                    for piece in pieces:
-                        event = {
-                            "id": "chatcmpl-fake",
-                            "object": "chat.completion.chunk",
-                            "model": body.get("model"),
-                            "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
-                        }
-                        self.wfile.write(f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode())
-                        self.wfile.flush()
-                    if reply.kind == "broken_stream":
-                        self.wfile.write(b"data: {not json\n\n")
-                        self.wfile.flush()
-                        return
-                    usage = {
-                        "choices": [],
-                        "usage": {
-                            "prompt_tokens": reply.prompt_tokens,
-                            "completion_tokens": reply.completion_tokens,
-                        },
-                    }
-                    self.wfile.write(f"data: {json.dumps(usage)}\n\n".encode())
-                    self.wfile.write(b"data: [DONE]\n\n")
-                    self.wfile.flush()
+                        events = [*events[:1], "{not json"]
+                    for event in events:
+                        self._write(f"data: {event}\n\n".encode(), reply.drip_s)
+                        if fake._stop.is_set():
+                            return
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
@@ -254,11 +265,11 @@ class FakeOpenAI:
 
 def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
-    finish = "stop"
+    finish = reply.finish_reason or "stop"
     if reply.tool_calls:
         message["tool_calls"] = reply.tool_calls
         message["content"] = reply.content or None
-        finish = "tool_calls"
+        finish = reply.finish_reason or "tool_calls"
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -271,3 +282,55 @@ def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
             "total_tokens": reply.prompt_tokens + reply.completion_tokens,
         },
     }
+
+
+def _chunk(body: dict[str, Any], delta: dict[str, Any], finish: str | None = None) -> str:
+    event = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "model": body.get("model"),
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return json.dumps(event, ensure_ascii=False)
+
+
+def _stream_events(body: dict[str, Any], reply: Reply) -> list[str]:
+    """The SSE ``data:`` payloads of a streamed reply, in order (``[DONE]`` last)."""
+    text = reply.content
+    step = max(1, reply.chunk_chars)
+    events = [_chunk(body, {"content": text[i : i + step]}) for i in range(0, len(text), step)]
+    for index, call in enumerate(reply.tool_calls or []):
+        fn = call.get("function") or {}
+        args = str(fn.get("arguments") or "")
+        head = {"index": index, "id": call.get("id"), "type": "function"}
+        events.append(
+            _chunk(body, {"tool_calls": [{**head, "function": {"name": fn.get("name"), "arguments": ""}}]})
+        )
+        for i in range(0, len(args), step):
+            frag = {"index": index, "function": {"arguments": args[i : i + step]}}
+            events.append(_chunk(body, {"tool_calls": [frag]}))
+    finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
+    events.append(_chunk(body, {}, finish))
+    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+    if include_usage and reply.usage_in_stream:
+        usage = {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens}
+        events.append(json.dumps({"id": "chatcmpl-fake", "choices": [], "usage": usage}))
+    events.append("[DONE]")
+    return events
+
+
+def _embeddings(body: dict[str, Any], dim: int) -> dict[str, Any]:
+    inputs = body.get("input")
+    texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+    data = []
+    for i, text in enumerate(texts):
+        seed = sum(ord(c) for c in str(text)) + 1
+        data.append(
+            {
+                "object": "embedding",
+                "index": i,
+                "embedding": [((seed * (j + 3)) % 17) - 8.0 for j in range(dim)],
+            }
+        )
+    usage = {"prompt_tokens": len(texts), "total_tokens": len(texts)}
+    return {"object": "list", "data": data, "model": body.get("model"), "usage": usage}

