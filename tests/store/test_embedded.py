@@ -213,6 +213,22 @@ def test_hnsw_search_and_filters(tmp_path: Path, small_hnsw: None) -> None:
     s2.close()
 
 
+def test_old_snapshot_searches_safely_after_the_graph_grew(small_hnsw: None) -> None:
+    """A reader's snapshot may be older than the shared HNSW graph: rows past it never come back."""
+    rng = np.random.default_rng(3)
+    matrix = rng.standard_normal((400, DIM)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    hnsw = vectors_mod.HNSW.create(DIM)
+    hnsw.add(matrix, 100)
+    old = vectors_mod.VectorIndex(matrix[:100], np.ones(100, bool), hnsw)
+    hnsw.add(matrix, 400)  # a writer synced meanwhile
+    for i in range(20):
+        q = matrix[100 + i]  # its nearest row is one the old snapshot must not see
+        assert (hnsw.search(q, 10, np.ones(100, bool), ef=64) < 100).all()
+        pos, _ = old.top_k(q, 10, allowed=np.ones(100, bool))
+        assert len(pos) == 10 and (pos < 100).all()
+
+
 # -- persistence and the index cache -------------------------------------------------------------
 def test_cache_written_on_close_and_used_on_reopen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     chunks, tokens, vecs = corpus(50)
@@ -285,9 +301,9 @@ def test_compaction_drops_dead_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_idempotent_upsert_does_not_touch_the_index(filled: EmbeddedStore) -> None:
     chunks, tokens, vecs = corpus(120)
     filled.search_text(["w1"], k=1)
-    gen = filled._generation(filled._wconn)
+    gen = filled._db.generation()
     filled.upsert(chunks, tokens=tokens, vectors=vecs)
-    assert filled._generation(filled._wconn) == gen
+    assert filled._db.generation() == gen
 
 
 # -- concurrency --------------------------------------------------------------------------------

@@ -327,7 +327,7 @@ def test_unchanged_reupsert_does_not_rewrite_rows(open_pg) -> None:
 @needs_pg
 def test_failure_after_sql_writes_rolls_everything_back(open_pg, monkeypatch: pytest.MonkeyPatch) -> None:
     """Deletes and inserts already ran inside PostgreSQL when the write fails: nothing lands."""
-    from zhiwen.store.postgres import PostgresStore
+    from zhiwen.store import _pg_load
 
     s = open_pg()
     chunks, toks, vecs = _chunks(6), _tokens(6), _vec(5, 6)
@@ -335,10 +335,10 @@ def test_failure_after_sql_writes_rolls_everything_back(open_pg, monkeypatch: py
     text_before = s.search_text(["学区", "上海"], 10)
     vec_before = s.search_vector(vecs[2], 3)
 
-    def boom(self: PostgresStore, *args: object) -> None:
+    def boom(*args: object) -> None:
         raise RuntimeError("disk full (simulated)")
 
-    monkeypatch.setattr(PostgresStore, "_update_stats", boom)
+    monkeypatch.setattr(_pg_load, "update_stats", boom)
     new = [Chunk(id="d0#0", doc_id="d0", text="新"), Chunk(id="z#0", doc_id="z", text="新文档")]
     with pytest.raises(RuntimeError):
         s.upsert(
@@ -358,16 +358,16 @@ def test_failure_after_sql_writes_rolls_everything_back(open_pg, monkeypatch: py
 @needs_pg
 def test_failed_bulk_load_restores_indexes(open_pg, monkeypatch: pytest.MonkeyPatch) -> None:
     """A load that doubles the KB drops and rebuilds the indexes inside its transaction."""
-    from zhiwen.store.postgres import PostgresStore
+    from zhiwen.store import _pg_load
 
     s = open_pg()
     s.upsert(_chunks(3), tokens=_tokens(3), vectors=_vec(20, 3))
     big = _chunks(1200, "b")
 
-    def boom(self: PostgresStore, *args: object) -> None:
+    def boom(*args: object) -> None:
         raise RuntimeError("killed mid-load (simulated)")
 
-    monkeypatch.setattr(PostgresStore, "_update_stats", boom)
+    monkeypatch.setattr(_pg_load, "update_stats", boom)
     with pytest.raises(RuntimeError):
         s.upsert(big, tokens=_tokens(1200), vectors=_vec(21, 1200))
     monkeypatch.undo()

@@ -100,7 +100,7 @@ class HNSW:
     Append-only: rows without a vector are added as zero vectors so that faiss ids stay equal
     to row positions; the allowed-rows bitmap of every search excludes them (and tombstones).
     faiss filters *inside* the graph walk (``IDSelectorBitmap``), so a filter keeps ~k results
-    without asking for k / selectivity neighbours (usearch's Python API can only post-filter).
+    without asking for k / selectivity neighbours (post-filtering HNSW libraries must over-fetch).
     """
 
     index: Any
@@ -140,10 +140,16 @@ class HNSW:
         """Row positions of up to ``k`` nearest allowed rows (order not guaranteed exact)."""
         import faiss
 
-        bitmap = np.packbits(allowed[: self.size], bitorder="little")
-        sel = faiss.IDSelectorBitmap(self.size, faiss.swig_ptr(bitmap))
-        params = faiss.SearchParametersHNSW(sel=sel, efSearch=ef)  # type: ignore[attr-defined]
         with self.lock:
+            # the graph may have grown past an older snapshot's rows since it was taken: those
+            # rows are not allowed, and the bitmap must cover every id the walk can visit
+            size = self.size
+            bits = np.zeros(size, bool)
+            upto = min(size, len(allowed))
+            bits[:upto] = allowed[:upto]
+            bitmap = np.packbits(bits, bitorder="little")
+            sel = faiss.IDSelectorBitmap(size, faiss.swig_ptr(bitmap))
+            params = faiss.SearchParametersHNSW(sel=sel, efSearch=ef)  # type: ignore[attr-defined]
             _, ids = self.index.search(query.reshape(1, -1), k, params=params)
         ids = ids[0]
         return ids[ids >= 0].astype(np.int64)

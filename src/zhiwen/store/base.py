@@ -13,9 +13,12 @@ so a new backend only has to get these right; ``tests/store/test_conformance.py`
 Writes are atomic: :meth:`Store.upsert` and :meth:`Store.delete` either apply completely or not
 at all, so a failed index run never leaves a half-written knowledge base.
 
+Opening a backend by URL is :func:`zhiwen.store.open_store` (:mod:`zhiwen.store.factory`):
+this module is only the contract, so every backend can import it without a cycle.
+
 Example::
 
-    store = open_store("embedded", path=kb_dir, dim=384)
+    store: Store = open_store("embedded", path=kb_dir, name="recipes", dim=384)
     store.upsert(chunks, tokens=[tok.tokenize(c.text) for c in chunks], vectors=vecs, parents=docs)
     ids_scores = store.search_text(tok.tokenize_query("宫保鸡丁"), k=10)
     store.search_vector(query_vec, k=10, filters=parse_filters({"category": "meat_dish"}))
@@ -24,7 +27,6 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -92,24 +94,3 @@ class Store(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-def open_store(url: str, *, path: Path, name: str, dim: int | None) -> Store:
-    """Open (creating if needed) the store of one knowledge base.
-
-    ``url`` is ``"embedded"`` (a directory at ``path``) or a ``postgresql://`` URL (schema per
-    knowledge base ``name``).
-    """
-    if url == "embedded":
-        from zhiwen.store.embedded import EmbeddedStore
-
-        return EmbeddedStore(path, dim=dim)
-    if url.startswith(("postgresql://", "postgres://")):
-        from zhiwen.store.postgres import PostgresStore
-
-        return PostgresStore(url, kb=name, dim=dim)
-    from zhiwen.errors import InvalidParameter
-
-    raise InvalidParameter(
-        f"unknown store {url!r}: use 'embedded' or a postgresql:// URL", message=f"未知的存储后端：{url}"
-    )
