@@ -73,7 +73,7 @@ def backend(
             store.closed = False
             return store
 
-        monkeypatch.setattr(kbmod, "open_store", fake_open_store)
+        monkeypatch.setattr(kbmod.knowledge_base, "open_store", fake_open_store)
     else:
         pytest.importorskip("zhiwen.store.embedded")
     yield request.param

@@ -44,7 +44,11 @@ def test_ask_generic_kb(zw: Invoke, cli_home: Path) -> None:
     r = zw("ask", "--kb", "manual", "--json", "默认端口是多少")
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
-    assert data["data"]["route"] == "general" and data["citations"][0]["id"] == "serve" and "8000" in data["answer"]
+    assert (
+        data["data"]["route"] == "general"
+        and data["citations"][0]["id"] == "serve"
+        and "8000" in data["answer"]
+    )
 
 
 def test_ask_errors(zw: Invoke, cli_home: Path) -> None:

@@ -195,7 +195,9 @@ def test_app_format_via_registry(zw: Invoke, tmp_path: Path, monkeypatch: pytest
             return "toy" if (path / "toy.marker").exists() else None
 
     monkeypatch.setattr(registry, "load_apps", lambda: registry.AppRegistry([ToyApp()]))
-    summary = index_json(zw, "--kb", "homes", "--format", "toy", "-o", "city=上海", "-o", "limit=5", str(tmp_path))
+    summary = index_json(
+        zw, "--kb", "homes", "--format", "toy", "-o", "city=上海", "-o", "limit=5", str(tmp_path)
+    )
     assert summary["chunks"] == 1 and summary["format"] == "toy"
     assert seen["city"] == "上海" and seen["limit"] == 5
     assert json.loads(zw("kb", "info", "homes", "--json").stdout)["app"] == "toy"

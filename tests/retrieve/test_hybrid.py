@@ -12,7 +12,8 @@ from zhiwen.config import RetrievalSettings
 from zhiwen.documents import Chunk
 from zhiwen.errors import InvalidParameter, MissingParameter, StoreUnavailable
 from zhiwen.metrics import BRANCH_EMPTY, BRANCH_FAILURES, SEARCHES
-from zhiwen.retrieve.hybrid import HybridRetriever, QueryVectorCache
+from zhiwen.cache import LRU
+from zhiwen.retrieve.hybrid import HybridRetriever
 
 VOCAB = {"chicken": 0, "tofu": 1, "soup": 2, "rice": 3}
 
@@ -239,7 +240,7 @@ def test_parallel_mode_same_results(store: FakeStore) -> None:
 
 
 def test_query_vector_cache_is_bounded() -> None:
-    cache = QueryVectorCache(maxsize=2)
+    cache = LRU(2, "test_query_vectors")
     for i in range(5):
         cache.put(("m", str(i)), np.zeros(2))
     assert len(cache) == 2 and cache.get(("m", "0")) is None and cache.get(("m", "4")) is not None

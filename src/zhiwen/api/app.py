@@ -35,13 +35,13 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from zhiwen import __version__
-from zhiwen.appkit.deps import KBRegistry
-from zhiwen.config.runtime import DynamicSettingsService
 from zhiwen.api.handlers import install_exception_handlers
 from zhiwen.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from zhiwen.api.routes import admin, health, kbs, qa, search, ui
+from zhiwen.appkit.deps import KBRegistry
 from zhiwen.apps.registry import AppRegistry, load_apps
 from zhiwen.config import Settings, get_settings
+from zhiwen.config.runtime import DynamicSettingsService
 
 log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).parent / "static"

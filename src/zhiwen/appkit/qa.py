@@ -23,7 +23,9 @@ DEFAULT_TOP_K = 5
 
 
 def source_citation(source: Source, kb: str | None) -> Citation:
-    return Citation(kb=kb, id=source.doc_id, title=source.title, score=round(source.score, 6), metadata=source.metadata)
+    return Citation(
+        kb=kb, id=source.doc_id, title=source.title, score=round(source.score, 6), metadata=source.metadata
+    )
 
 
 def app_answer(answer: Answer, kb: str | None) -> AppAnswer:

@@ -34,7 +34,9 @@ def register(app: typer.Typer) -> None:
         option: list[str] = typer.Option(None, "--option", "-o", help="应用参数 key=value，可重复"),
     ) -> None:
         """向知识库提问：由知识库所属的应用（如 recipes、listings）回答，并列出来源。"""
-        request = AskRequest(question=require_question(question), kb=kb, top_k=top_k, options=parse_options(option))
+        request = AskRequest(
+            question=require_question(question), kb=kb, top_k=top_k, options=parse_options(option)
+        )
         ctx = build_context()
         handle = ctx.open_kb(kb)
         owner = load_apps().for_kb(handle.config.app)

@@ -132,25 +132,6 @@ class PostgresSettings(BaseModel):
     hnsw_ef_search: int = Field(100, ge=1)
 
 
-class ListingsSettings(BaseModel):
-    """Seed 000: property search re-scoring weights and caches."""
-
-    rrf_k: int = Field(40, ge=1)
-    weight_base: float = 0.35
-    weight_price: float = 0.25
-    weight_location: float = 0.15
-    weight_special: float = 0.15
-    weight_type: float = 0.10
-    negation_penalty: float = 0.5
-    price_over_budget_tolerance: float = Field(0.10, ge=0.0, le=1.0)
-    cache_size: int = Field(100, ge=0)
-    llm_cache_size: int = Field(256, ge=0)
-    llm_calls_per_minute: int = Field(30, ge=0)
-    max_results_limit: int = Field(50, ge=1)
-    # relax constraints only when fewer exact matches than min(max_results, relax_below) exist
-    relax_below: int = Field(3, ge=0)
-
-
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="ZHIWEN_",
@@ -172,7 +153,6 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     api: APISettings = Field(default_factory=APISettings)
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)
-    listings: ListingsSettings = Field(default_factory=ListingsSettings)
 
     @property
     def kb_root(self) -> Path:

@@ -24,7 +24,6 @@ import logging
 import math
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from zhiwen.cache import LRU
 from zhiwen.config import RetrievalSettings
 from zhiwen.documents import SearchHit
 from zhiwen.embed.base import Embedder
@@ -39,8 +39,6 @@ from zhiwen.errors import InvalidParameter, MissingParameter, ZhiwenError
 from zhiwen.metrics import (
     BRANCH_EMPTY,
     BRANCH_FAILURES,
-    CACHE_HITS,
-    CACHE_MISSES,
     CANDIDATES,
     SEARCH_LATENCY,
     SEARCHES,
@@ -73,38 +71,6 @@ class RetrievalResult:
     candidates: int = 0
 
 
-class QueryVectorCache:
-    """A small thread-safe LRU of query embeddings (repeated queries skip the model)."""
-
-    def __init__(self, maxsize: int = 1024) -> None:
-        self.maxsize = maxsize
-        self._data: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[str, str]) -> np.ndarray | None:
-        with self._lock:
-            vec = self._data.get(key)
-            if vec is not None:
-                self._data.move_to_end(key)
-            return vec
-
-    def put(self, key: tuple[str, str], vec: np.ndarray) -> None:
-        if self.maxsize <= 0:
-            return
-        with self._lock:
-            self._data[key] = vec
-            self._data.move_to_end(key)
-            while len(self._data) > self.maxsize:
-                self._data.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-
-
 class HybridRetriever:
     """BM25 / dense / hybrid search over a :class:`Store` (see module docstring).
 
@@ -130,7 +96,7 @@ class HybridRetriever:
         self._embedder = embedder
         self.settings = settings or RetrievalSettings()
         self.kb_name = kb_name
-        self.query_cache = QueryVectorCache(query_cache_size)
+        self.query_cache: LRU[np.ndarray] = LRU(query_cache_size, "query_vector")
         self.parallel = parallel
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
@@ -151,9 +117,7 @@ class HybridRetriever:
         key = (self._embedder.name, query)
         vec = self.query_cache.get(key)
         if vec is not None:
-            CACHE_HITS.labels(cache="query_vector").inc()
             return vec
-        CACHE_MISSES.labels(cache="query_vector").inc()
         vec = np.asarray(self._embedder.embed_query(query), dtype=np.float32)
         self.query_cache.put(key, vec)
         return vec

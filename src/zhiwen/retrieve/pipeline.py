@@ -121,7 +121,9 @@ class RetrievalPipeline:
 
     def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=self._max_workers, thread_name_prefix="zhiwen-multikb")
+            self._pool = ThreadPoolExecutor(
+                max_workers=self._max_workers, thread_name_prefix="zhiwen-multikb"
+            )
         return self._pool
 
     @property

@@ -12,7 +12,8 @@ from typing import Any
 # (question, constraints). Keys: district (str | list), bankuai (list), price_min, price_max,
 # rooms (int | (lo, hi)), halls, area_min, area_max, elevator, decoration (allowed list),
 # not_decoration, not_floor, floor, facing_south, north_south, build_year_min, not_district,
-# not_title (words the agent's title must not use, e.g. 高架)
+# not_title (words the agent's title must not use, e.g. 高架), unit_price_min / unit_price_max
+# (元/㎡), building_type (allowed list), not_building_type
 SH_QUESTIONS: list[tuple[str, dict[str, Any]]] = [
     ("浦东800万以内的两房", {"district": "浦东新区", "price_max": 800, "rooms": 2}),
     (
@@ -83,6 +84,77 @@ SH_QUESTIONS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+# The phrasings users reported as misread (seed 000 defects): colloquial prices (两三百万, 三百来万,
+# 五六百万 …), building type (板楼 / 塔楼), unit price (单价6万以下, 均价8万以内 …) and floors.
+# For "不要一楼" / "不要顶楼" a reader expects a listing that is surely not on that floor, i.e.
+# another band: the service ranks such listings first (the data cannot check exact floors).
+SH_DEFECT_QUESTIONS: list[tuple[str, dict[str, Any]]] = [
+    ("徐汇两三百万的一室户", {"district": "徐汇区", "price_min": 200, "price_max": 300, "rooms": 1}),
+    (
+        "预算三百来万，想在闵行买个两房",
+        {"district": "闵行区", "price_min": 270, "price_max": 330, "rooms": 2},
+    ),
+    ("宝山四百万左右的三房", {"district": "宝山区", "price_min": 360, "price_max": 440, "rooms": 3}),
+    (
+        "浦东五六百万的两室一厅",
+        {"district": "浦东新区", "price_min": 500, "price_max": 600, "rooms": 2, "halls": 1},
+    ),
+    ("静安一两千万的大三房", {"district": "静安区", "price_min": 1000, "price_max": 2000, "rooms": 3}),
+    ("杨浦300万上下的两房", {"district": "杨浦区", "price_min": 270, "price_max": 330, "rooms": 2}),
+    ("普陀300来万的两房", {"district": "普陀区", "price_min": 270, "price_max": 330, "rooms": 2}),
+    ("长宁两到三百万的一居室", {"district": "长宁区", "price_min": 200, "price_max": 300, "rooms": 1}),
+    ("松江两三百万，想要两房", {"district": "松江区", "price_min": 200, "price_max": 300, "rooms": 2}),
+    ("嘉定200-300万的两房", {"district": "嘉定区", "price_min": 200, "price_max": 300, "rooms": 2}),
+    ("浦东500万以内，两三房都可以", {"district": "浦东新区", "price_max": 500, "rooms": (2, 3)}),
+    (
+        "浦东塔楼两房，600万以内",
+        {"district": "浦东新区", "building_type": ["塔楼"], "rooms": 2, "price_max": 600},
+    ),
+    (
+        "徐汇板楼，南北通透的两房",
+        {"district": "徐汇区", "building_type": ["板楼"], "north_south": True, "rooms": 2},
+    ),
+    ("静安三房，不要塔楼", {"district": "静安区", "not_building_type": ["塔楼"], "rooms": 3}),
+    (
+        "杨浦的板楼，400万以内，有电梯",
+        {"district": "杨浦区", "building_type": ["板楼"], "price_max": 400, "elevator": True},
+    ),
+    ("上海板塔结合的房子", {"building_type": ["板塔结合"]}),
+    ("浦东两房，单价6万以下", {"district": "浦东新区", "rooms": 2, "unit_price_max": 60000}),
+    ("徐汇单价不超过8万的两房", {"district": "徐汇区", "unit_price_max": 80000, "rooms": 2}),
+    ("均价8万以内的静安房子", {"district": "静安区", "unit_price_max": 80000}),
+    (
+        "闵行三房，单价5到6万",
+        {"district": "闵行区", "rooms": 3, "unit_price_min": 50000, "unit_price_max": 60000},
+    ),
+    ("宝山单价4万以下，总价300万以内", {"district": "宝山区", "unit_price_max": 40000, "price_max": 300}),
+    ("长宁每平米7万以内的一室", {"district": "长宁区", "unit_price_max": 70000, "rooms": 1}),
+    (
+        "普陀单价5万左右的两房",
+        {"district": "普陀区", "unit_price_min": 45000, "unit_price_max": 55000, "rooms": 2},
+    ),
+    ("家里有老人，不要顶楼，杨浦两房", {"district": "杨浦区", "rooms": 2, "not_floor": ["高楼层"]}),
+    ("虹口两房，不要一楼也不要顶楼", {"district": "虹口区", "rooms": 2, "not_floor": ["低楼层", "高楼层"]}),
+    ("浦东高楼层的两房，但不要顶楼", {"district": "浦东新区", "rooms": 2, "floor": ["高楼层"]}),
+    ("闵行三房，楼层不要太低", {"district": "闵行区", "rooms": 3, "not_floor": ["低楼层"]}),
+    ("普陀两房，不要低楼层，不要顶楼", {"district": "普陀区", "rooms": 2, "not_floor": ["低楼层", "高楼层"]}),
+    (
+        "松江400万以内的三房，不要底楼，板楼",
+        {
+            "district": "松江区",
+            "rooms": 3,
+            "price_max": 400,
+            "building_type": ["板楼"],
+            "not_floor": ["低楼层"],
+        },
+    ),
+    (
+        "徐汇不要一楼，单价7万以内，两房",
+        {"district": "徐汇区", "rooms": 2, "unit_price_max": 70000, "not_floor": ["低楼层"]},
+    ),
+]
+
+
 def check(meta: Mapping[str, Any], c: Mapping[str, Any]) -> list[str]:
     """The constraints of ``c`` that listing ``meta`` breaks (empty = satisfies all)."""
     bad: list[str] = []
@@ -132,6 +204,15 @@ def check(meta: Mapping[str, Any], c: Mapping[str, Any]) -> list[str]:
         parts = str(meta.get("orientation") or "").split()
         if "南" not in parts or "北" not in parts:
             bad.append("north_south")
+    unit_price = num("unit_price")
+    if "unit_price_min" in c and (unit_price is None or unit_price < c["unit_price_min"]):
+        bad.append("unit_price_min")
+    if "unit_price_max" in c and (unit_price is None or unit_price > c["unit_price_max"]):
+        bad.append("unit_price_max")
+    if "building_type" in c and meta.get("building_type") not in c["building_type"]:
+        bad.append("building_type")
+    if "not_building_type" in c and meta.get("building_type") in c["not_building_type"]:
+        bad.append("not_building_type")
     title = str(meta.get("title") or "")
     for word in c.get("not_title", ()):
         if word in title and f"不{word}" not in title and f"远离{word}" not in title:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import statistics
 import threading
 import time
 from collections.abc import Iterator
@@ -48,7 +47,7 @@ def test_constraint_questions_top5_satisfy_constraints(client: TestClient, sh_kb
     for question, constraints in SH_QUESTIONS:
         r = client.post("/ask", json={"question": question, "max_results": 5})
         assert r.status_code == 200, r.text
-        props = r.json()["retrieved_properties"]
+        props = r.json()["data"]["retrieved_properties"]
         assert props, question
         metas = _meta_by_id(sh_kb, [p["id"] for p in props])
         for p in props:
@@ -65,8 +64,10 @@ def test_answer_shape_without_llm(client: TestClient) -> None:
         "/ask", json={"question": "我想在上海浦东找一个800万以内，带学区的房子", "max_results": 2}
     )
     assert r.status_code == 200
-    body = r.json()
-    assert body["code"] == 0 and body["llm_used"] is False
+    envelope = r.json()
+    assert envelope["code"] == 0 and envelope["message"] == "success"
+    body = envelope["data"]
+    assert body["llm_used"] is False
     assert "未配置大模型" in body["answer"]
     props = body["retrieved_properties"]
     assert len(props) == 2
@@ -84,7 +85,7 @@ def test_answer_shape_without_llm(client: TestClient) -> None:
 def test_relaxation_is_stated(client: TestClient) -> None:
     # 张江: only a few listings have ≥ 150 ㎡ under 700万 — the area condition is relaxed first
     r = client.post("/ask", json={"question": "张江150平以上的房子，700万以内", "max_results": 3})
-    body = r.json()
+    body = r.json()["data"]
     relaxed = [p for p in body["retrieved_properties"] if p["relaxed"]]
     assert relaxed and body["relaxed"][0] == "面积条件"
     assert all("已放宽: 面积条件" in p["match_reasons"] for p in relaxed)
@@ -93,25 +94,25 @@ def test_relaxation_is_stated(client: TestClient) -> None:
 
 
 def test_unknown_city_answers_honestly(client: TestClient) -> None:
-    body = client.post("/ask", json={"question": "北京朝阳区的两房"}).json()
+    body = client.post("/ask", json={"question": "北京朝阳区的两房"}).json()["data"]
     assert body["retrieved_properties"] == []
     assert "没有找到" in body["answer"]
 
 
 def test_cache_hit_no_retrieval(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
     q = {"question": "长宁区中间楼层的两房 缓存测试", "max_results": 3}
-    first = client.post("/ask", json=q).json()
+    first = client.post("/ask", json=q).json()["data"]
     assert first["cached"] is False
 
     def boom(*_: Any, **__: Any) -> Any:
         raise AssertionError("retrieval on a cache hit")
 
     monkeypatch.setattr(ListingsService, "_retrieve", boom)
-    second = client.post("/ask", json=q).json()
+    second = client.post("/ask", json=q).json()["data"]
     assert second["cached"] is True
     assert second["retrieved_properties"] == first["retrieved_properties"]
     # normalised key: full-width digits / spaces do not miss the cache
-    third = client.post("/ask", json={**q, "question": " 长宁区中间楼层的两房  缓存测试 "}).json()
+    third = client.post("/ask", json={**q, "question": " 长宁区中间楼层的两房  缓存测试 "}).json()["data"]
     assert third["cached"] is True
 
 
@@ -154,25 +155,18 @@ class _Server:
         self.thread.join(timeout=10)
 
 
-def test_cache_hit_within_5ms_on_loopback(sh_kb: Any, sh_settings: Settings) -> None:
-    """Median of 30 cached requests over real HTTP ≤ 5 ms; re-measured (best of 5 rounds)
-    because the test machine is shared and a load spike says nothing about the code path."""
+def test_cache_hit_over_loopback(sh_kb: Any, sh_settings: Settings) -> None:
+    """A repeated question over real HTTP is a cache hit (its latency is measured in
+    ``bench/bench_listings.py``, never asserted in a test)."""
     reset_services()
-    medians = []
     with _Server(api_app.create_app(sh_settings)) as base, httpx.Client(base_url=base) as http:
         body = {"question": "浦东新区100㎡以上的三室两厅", "max_results": 3}
-        assert http.post("/ask", json=body).json()["cached"] is False
-        for _ in range(5):
-            times = []
-            for _ in range(30):
-                t0 = time.perf_counter()
-                r = http.post("/ask", json=body)
-                times.append(time.perf_counter() - t0)
-                assert r.json()["cached"] is True
-            medians.append(statistics.median(times))
-            if medians[-1] <= 0.005:
-                break
-    assert min(medians) <= 0.005, f"medians {[round(m * 1000, 2) for m in medians]} ms"
+        first = http.post("/ask", json=body).json()["data"]
+        assert first["cached"] is False
+        for _ in range(3):
+            again = http.post("/ask", json=body).json()["data"]
+            assert again["cached"] is True
+            assert again["retrieved_properties"] == first["retrieved_properties"]
 
 
 @pytest.fixture
@@ -199,11 +193,11 @@ def test_llm_call_counts(sh_kb: Any, sh_settings: Settings, fake_llm: FakeOpenAI
         simple = {"question": "徐汇区三房，900万以内", "max_results": 3}
         answers_before = _metric("zhiwen_llm_calls_total", purpose="listings_answer", outcome="ok")
         hits_before = _metric("zhiwen_cache_hits_total", cache="listings_ask")
-        body = c.post("/ask", json=simple).json()
+        body = c.post("/ask", json=simple).json()["data"]
         assert body["llm_used"] is True and body["answer"] == "根据房源信息，推荐第1套。"
         assert fake_llm.calls <= 1  # a simple question: the answer only
         calls = fake_llm.calls
-        again = c.post("/ask", json=simple).json()
+        again = c.post("/ask", json=simple).json()["data"]
         assert again["cached"] is True and fake_llm.calls == calls  # a cache hit: 0 calls
         assert (
             _metric("zhiwen_llm_calls_total", purpose="listings_answer", outcome="ok") == answers_before + 1
@@ -216,7 +210,7 @@ def test_llm_call_counts(sh_kb: Any, sh_settings: Settings, fake_llm: FakeOpenAI
         fake_llm.script(Reply(json.dumps({"price_max": 700, "districts": ["静安区"]})), Reply("好的"))
         before = fake_llm.calls
         complex_q = {"question": "要么静安要么徐汇，性价比高一点，别太贵，适合有孩子的家庭", "max_results": 3}
-        out = c.post("/ask", json=complex_q).json()
+        out = c.post("/ask", json=complex_q).json()["data"]
         assert fake_llm.calls - before <= 2  # one extraction + one answer
         assert out["quality"]["llm_extraction"] is True
         assert _metric("zhiwen_llm_calls_total", purpose="listings_extract", outcome="ok") >= 1

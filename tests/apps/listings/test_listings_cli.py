@@ -1,4 +1,4 @@
-"""``cli_ask`` (what ``zhiwen ask --kb listings`` dispatches to): table + answer, or JSON."""
+"""``zhiwen listings ask`` and ``zhiwen ask --kb listings``: table + answer, or the JSON data."""
 
 from __future__ import annotations
 
@@ -6,23 +6,32 @@ import json
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
-from zhiwen.apps.listings.cli import cli_ask
 from zhiwen.apps.listings.service import reset_services
+from zhiwen.cli.main import app as cli
+from zhiwen.config import Settings, reset_settings_cache
 
 
-def test_cli_ask_json(sh_kb: Any, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture
+def runner(sh_kb: Any, sh_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.setenv("ZHIWEN_HOME", str(sh_settings.home))
+    monkeypatch.delenv("ZHIWEN_LLM__BASE_URL", raising=False)
+    reset_settings_cache()
     reset_services()
-    out = cli_ask(sh_kb, "徐汇区三房，900万以内", json_output=True, max_results=2)
-    printed = json.loads(capsys.readouterr().out)
-    assert printed["retrieved_properties"] == out["retrieved_properties"]
+    return CliRunner()
+
+
+def test_listings_ask_json(runner: CliRunner) -> None:
+    r = runner.invoke(cli, ["listings", "ask", "--json", "-n", "2", "徐汇区三房，900万以内"])
+    assert r.exit_code == 0, r.output
+    printed = json.loads(r.stdout)
     assert len(printed["retrieved_properties"]) == 2
-    assert printed["llm_used"] is False and printed["answer"]
+    assert printed["llm_used"] is False and printed["answer"] and "params" in printed
 
 
-def test_cli_ask_table(sh_kb: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    out = cli_ask(sh_kb, "浦东800万以内的两房，要有电梯", json_output=False, top_k=3)
-    text = capsys.readouterr().out
-    assert "推荐房源" in text and "浦东新区" in text and "未配置大模型" in text
-    assert len(out["retrieved_properties"]) == 3
+def test_ask_dispatches_to_listings_table(runner: CliRunner) -> None:
+    r = runner.invoke(cli, ["ask", "--kb", "listings", "--top-k", "3", "浦东800万以内的两房，要有电梯"])
+    assert r.exit_code == 0, r.output
+    assert "推荐房源" in r.output and "浦东新区" in r.output and "未配置大模型" in r.output
     reset_services()

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from zhiwen.apps.listings.extract import extract_rules
-from zhiwen.apps.listings.understand_llm import LLMExtractor, LRUCache, RateLimiter, merge
+from zhiwen.apps.listings.understand_llm import LLMExtractor, RateLimiter, merge
+from zhiwen.cache import LRU
 from zhiwen.errors import LLMTimeout
 from zhiwen.generate.base import ChatResult
 
@@ -104,13 +105,13 @@ def test_rate_limiter_sliding_window() -> None:
 
 
 def test_lru_cache_bounded() -> None:
-    c = LRUCache(2, "test_listings_lru")
+    c = LRU(2, "test_listings_lru")
     c.put("a", 1)
     c.put("b", 2)
     assert c.get("a") == 1  # a is now most recent
     c.put("c", 3)
     assert c.get("b") is None and c.get("a") == 1 and c.get("c") == 3
     assert len(c) == 2
-    zero = LRUCache(0, "test_listings_lru0")
+    zero = LRU(0, "test_listings_lru0")
     zero.put("a", 1)
     assert zero.get("a") is None

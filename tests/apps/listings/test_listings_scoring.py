@@ -127,9 +127,37 @@ def test_negation_penalty_and_not_prefix() -> None:
 
 
 def test_top_floor_negation_uses_floor_fields() -> None:
+    # 高楼层 may be the top floor whatever the height; the penalty, not the hit, scales with it
     req = extract_rules("不要顶楼")
     assert negation_hits(req, {**META, "floor_level": "高楼层", "total_floors": 6}) == ["顶楼"]
-    assert negation_hits(req, {**META, "floor_level": "高楼层", "total_floors": 30}) == []
+    assert negation_hits(req, {**META, "floor_level": "高楼层", "total_floors": 30}) == ["顶楼"]
+    assert negation_hits(req, {**META, "floor_level": "中楼层", "total_floors": 30}) == []
+    six = score_listing({**META, "floor_level": "高楼层", "total_floors": 6}, req, rrf_norm=0.5)
+    thirty = score_listing({**META, "floor_level": "高楼层", "total_floors": 30}, req, rrf_norm=0.5)
+    assert thirty.score > six.score
+
+
+def test_unit_price_and_building_type_reasons() -> None:
+    req = extract_rules("浦东三林两房，单价8万以下，板楼", kb_cities={"上海"})
+    meta = {**META, "unit_price": 75000, "building_type": "板楼"}
+    s = score_listing(meta, req, rrf_norm=0.5)
+    assert "单价符合要求 8万元/㎡以下（75000元/㎡）" in s.reasons
+    assert "楼型符合: 板楼" in s.reasons
+    assert s.components["price"] > 0 and s.components["type"] == pytest.approx(1.0)
+    over = score_listing({**meta, "unit_price": 95000, "building_type": "塔楼"}, req, rrf_norm=0.5)
+    assert "单价超出要求 8万元/㎡以下（95000元/㎡）" in over.reasons
+    assert not any(r.startswith("楼型符合") for r in over.reasons)
+    assert over.score < s.score
+    unknown = score_listing({**meta, "unit_price": None}, req, rrf_norm=0.5)
+    assert "单价未知，无法确认是否8万元/㎡以下" in unknown.reasons
+
+
+def test_weights_defaults_come_from_the_settings_class(monkeypatch: pytest.MonkeyPatch) -> None:
+    from zhiwen.apps.listings.settings import ListingsSettings
+
+    monkeypatch.setenv("ZHIWEN_LISTINGS__WEIGHT_PRICE", "0.9")
+    assert Weights().price == pytest.approx(0.25)  # the code default, not the environment
+    assert Weights.from_settings(ListingsSettings(_env_file=None)).price == pytest.approx(0.9)
 
 
 def test_relaxed_reason_and_price_out_of_budget() -> None:

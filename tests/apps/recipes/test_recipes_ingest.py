@@ -11,7 +11,6 @@ from zhiwen.apps.recipes import app
 from zhiwen.apps.recipes.ingest import load_howtocook, sniff_howtocook
 from zhiwen.ingest import chunk_documents, load_corpus
 
-
 pytestmark = pytest.mark.shared_data
 
 

@@ -16,13 +16,13 @@ from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Request
 from fastapi.exceptions import RequestValidationError
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.appkit.deps import get_dynamic_settings_dep, get_settings_dep
-from zhiwen.config.runtime import DynamicSettingsService
-from zhiwen.appkit.envelope import ok
+from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.config import Settings
+from zhiwen.config.runtime import DynamicSettings, DynamicSettingsService
 from zhiwen.errors import Unauthorized
 
 router = APIRouter(prefix="/admin", tags=["admin"])
@@ -40,6 +40,13 @@ def require_admin(request: Request, settings: Settings = Depends(get_settings_de
         raise Unauthorized("missing or wrong bearer token")
 
 
+class SettingsData(BaseModel):
+    settings: DynamicSettings = Field(description="生效中的运行时设置")
+    overrides: dict[str, dict[str, Any]] = Field(description="管理员的覆盖项")
+    defaults: dict[str, dict[str, Any]] = Field(description="静态配置给出的默认值")
+    path: str = Field(description="覆盖项保存的位置")
+
+
 def _payload(service: DynamicSettingsService) -> dict[str, Any]:
     return {
         "settings": service.get().model_dump(mode="json"),
@@ -49,13 +56,21 @@ def _payload(service: DynamicSettingsService) -> dict[str, Any]:
     }
 
 
-@router.get("/settings", summary="查看运行时设置", dependencies=[Depends(require_admin)])
+@router.get(
+    "/settings",
+    summary="查看运行时设置",
+    dependencies=[Depends(require_admin)],
+    response_model=Envelope[SettingsData],
+)
 def get_settings_route(service: DynamicSettingsService = Depends(get_dynamic_settings_dep)) -> dict[str, Any]:
     return ok(_payload(service))
 
 
 @router.put(
-    "/settings", summary="修改运行时设置（部分更新，null 恢复默认）", dependencies=[Depends(require_admin)]
+    "/settings",
+    summary="修改运行时设置（部分更新，null 恢复默认）",
+    dependencies=[Depends(require_admin)],
+    response_model=Envelope[SettingsData],
 )
 async def put_settings(
     patch: dict[str, dict[str, Any]] = Body(
@@ -71,7 +86,12 @@ async def put_settings(
     return ok(_payload(service), message="设置已更新，下一次请求生效")
 
 
-@router.delete("/settings", summary="清除全部覆盖（恢复静态配置）", dependencies=[Depends(require_admin)])
+@router.delete(
+    "/settings",
+    summary="清除全部覆盖（恢复静态配置）",
+    dependencies=[Depends(require_admin)],
+    response_model=Envelope[SettingsData],
+)
 async def reset_settings(
     service: DynamicSettingsService = Depends(get_dynamic_settings_dep),
 ) -> dict[str, Any]:

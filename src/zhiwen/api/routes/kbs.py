@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Depends
+from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.appkit.deps import KBRegistry, get_kb, get_kb_registry
-from zhiwen.appkit.envelope import ok
+from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.errors import ZhiwenError
 from zhiwen.kb import KnowledgeBase
 
@@ -44,7 +45,20 @@ def _describe(registry: KBRegistry, name: str) -> dict[str, Any]:
     return out
 
 
-@router.get("/kbs", summary="列出知识库")
+class KBInfo(BaseModel):
+    name: str
+    app: str | None = None
+    embedder: str | None = None
+    info: dict[str, Any] | None = Field(None, description="文档数、片段数、版本、存储统计等")
+    error: str | None = Field(None, description="无法打开时的原因")
+
+
+class KBList(BaseModel):
+    kbs: list[KBInfo]
+    count: int
+
+
+@router.get("/kbs", summary="列出知识库", response_model=Envelope[KBList])
 async def list_kbs(kbs: KBRegistry = Depends(get_kb_registry)) -> dict[str, Any]:
     def collect() -> list[dict[str, Any]]:
         return [_describe(kbs, name) for name in kbs.names()]
@@ -53,7 +67,14 @@ async def list_kbs(kbs: KBRegistry = Depends(get_kb_registry)) -> dict[str, Any]
     return ok({"kbs": items, "count": len(items)})
 
 
-@router.get("/kbs/{kb}", summary="知识库详情")
+@router.get("/kbs/{kb}", summary="知识库详情", response_model=Envelope[KBInfo])
 async def kb_info(kb: KnowledgeBase = Depends(get_kb)) -> dict[str, Any]:
     info = await run_in_threadpool(kb.info)
-    return ok({"name": kb.name, "app": getattr(kb.config, "app", None), "info": info})
+    return ok(
+        {
+            "name": kb.name,
+            "app": getattr(kb.config, "app", None),
+            "embedder": kb.config.embedder,
+            "info": info,
+        }
+    )

@@ -71,7 +71,9 @@ def get_apps(request: Request) -> AppRegistry:
     return registry
 
 
-@router.post("/api/v1/qa", summary="知识库问答（按知识库所属应用回答，或通用问答）", response_model=Envelope[QAData])
+@router.post(
+    "/api/v1/qa", summary="知识库问答（按知识库所属应用回答，或通用问答）", response_model=Envelope[QAData]
+)
 async def qa(
     body: QARequest,
     ctx: AppContext = Depends(get_app_context),
@@ -82,8 +84,10 @@ async def qa(
     request = AskRequest(question=body.question, kb=body.kb, top_k=body.top_k)
     if body.stream:
         events = await run_in_threadpool(
-            owner.stream if owner is not None else generic_stream, request, ctx  # type: ignore[arg-type]
+            owner.stream if owner is not None else generic_stream,
+            request,
+            ctx,
         )
         return EventSourceResponse(sse_stream(events, log=log), ping=15)
-    answer = await run_in_threadpool(owner.ask if owner is not None else generic_ask, request, ctx)  # type: ignore[arg-type]
+    answer = await run_in_threadpool(owner.ask if owner is not None else generic_ask, request, ctx)
     return ok(qa_data(answer))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field, StrictInt, field_validator
 from pydantic_core import PydanticCustomError
 from starlette.concurrency import run_in_threadpool

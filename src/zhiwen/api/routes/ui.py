@@ -12,15 +12,26 @@ from typing import Any
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, Field
 
 from zhiwen import __version__
 from zhiwen.appkit.deps import get_dynamic_settings_dep, get_settings_dep
-from zhiwen.appkit.envelope import ok
+from zhiwen.appkit.envelope import Envelope, ok
 
 router = APIRouter(tags=["ui"])
 
 
-@router.get("/api/v1/ui-config", summary="网页界面配置")
+class UIConfig(BaseModel):
+    version: str
+    endpoints: dict[str, bool] = Field(description="哪些接口可用")
+    apps: list[dict[str, str]] = Field(default_factory=list, description="已安装的应用（名称、标题）")
+    llm_configured: bool
+    rerank_enabled: bool
+    max_question_chars: int
+    max_top_k: int
+
+
+@router.get("/api/v1/ui-config", summary="网页界面配置", response_model=Envelope[UIConfig])
 def ui_config(request: Request) -> dict[str, Any]:
     paths = set(request.app.openapi().get("paths", {}))  # cached by FastAPI after the first call
     settings = get_settings_dep(request)
@@ -33,6 +44,10 @@ def ui_config(request: Request) -> dict[str, Any]:
                 "ask": "/ask" in paths,
                 "search": "/knowledge-base/search" in paths,
             },
+            "apps": [
+                {"name": a.name, "title": a.title}
+                for a in (getattr(request.app.state, "apps", {}) or {}).values()
+            ],
             "llm_configured": settings.llm.configured,
             "rerank_enabled": dynamic.rerank.enabled,
             "max_question_chars": settings.api.max_question_chars,

@@ -50,7 +50,8 @@ def _listings_dir(data_dir: Path) -> Path:
         if candidate.is_dir() and sniff_lianjia(candidate):
             return candidate
     raise IngestError(
-        f"no Lianjia CSVs under {data_dir}", message=f"未在 {data_dir} 下找到链家房源 CSV（lianjia_ershoufang）"
+        f"no Lianjia CSVs under {data_dir}",
+        message=f"未在 {data_dir} 下找到链家房源 CSV（lianjia_ershoufang）",
     )
 
 
@@ -60,7 +61,9 @@ def citation(prop: Mapping[str, Any], kb: str) -> Citation:
         kb=kb,
         id=str(prop.get("id") or ""),
         title=str(prop.get("title") or prop.get("xiaoqu") or ""),
-        text=f"{where} {prop.get('layout') or ''} {prop.get('area') or ''}㎡ {prop.get('price') or ''}万".strip(),
+        text=" ".join(
+            x for x in (where, prop.get("layout"), f"{prop.get('area')}㎡", f"{prop.get('price')}万") if x
+        ),
         score=prop.get("match_score"),
         metadata={k: prop.get(k) for k in ("xiaoqu", "district", "bankuai", "price", "area", "layout")},
     )
@@ -85,10 +88,15 @@ class ListingsApp(BaseApp):
         kb = open_kb(self.kbs[0].name, settings=ctx.settings, create=True, app=self.name)
         report = kb.index_corpus(load_lianjia(_listings_dir(Path(data_dir))), progress=progress)
         return SetupReport(
-            app=self.name, kbs={kb.name: report.chunks}, notes=report.warnings, seconds=time.perf_counter() - started
+            app=self.name,
+            kbs={kb.name: report.chunks},
+            notes=report.warnings,
+            seconds=time.perf_counter() - started,
         )
 
-    def result(self, question: str, max_results: int, ctx: AppContext, kb_name: str | None = None) -> dict[str, Any]:
+    def result(
+        self, question: str, max_results: int, ctx: AppContext, kb_name: str | None = None
+    ) -> dict[str, Any]:
         """Seed 000's result object (answer, retrieved_properties, requirements, params …)."""
         from .service import get_service
 

@@ -87,7 +87,9 @@ def commands(app: ListingsApp) -> typer.Typer:
     @group.command("setup")
     @run_cli
     def setup(
-        data_dir: Path = typer.Argument(..., help="数据目录（含 lianjia_ershoufang/*.csv），例如 ../shared/data"),
+        data_dir: Path = typer.Argument(
+            ..., help="数据目录（含 lianjia_ershoufang/*.csv），例如 ../shared/data"
+        ),
     ) -> None:
         """从链家 CSV 建立房源知识库 listings（五个城市）。"""
         report = app.setup(data_dir, build_context(), progress=True)

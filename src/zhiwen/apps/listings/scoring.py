@@ -4,11 +4,16 @@
 then ``× (1 − negation_penalty)`` when the listing hits a soft negation:
 
 * base — the listing's RRF score, divided by the best RRF score among the candidates;
-* price — :func:`price_score`: continuous, peak at the budget midpoint, a small credit up to
-  ``tolerance`` (10 %) outside the range, nothing beyond;
+* price — :func:`price_score` on the total price and/or the unit price: continuous, peak at the
+  budget midpoint, a small credit up to ``tolerance`` (10 %) outside the range, nothing beyond;
 * location — 板块 / district / estate / location-keyword match, fuzzy for estates;
 * special — the share of special requirements (学区, 地铁, 满五唯一, 电梯, 精装, 朝南 …) met;
-* type — property type, rooms and area closeness.
+* type — property type, building type (板楼 / 塔楼), rooms and area closeness.
+
+An avoided exact floor (不要一楼 / 不要顶楼) is checked as far as the data allows
+(:func:`~zhiwen.apps.listings.floors.check_floor`): a listing in the risky band loses
+``negation_penalty × likelihood`` (one over the band's height: slight for a tall building),
+counts as a hit (ranked after clean listings), and its reasons say what could not be checked.
 
 So ``match_score`` is always in [0, 1]. :func:`violations` checks a listing against the explicit
 constraints (what tests and the benchmark use to count satisfied listings).
@@ -27,32 +32,49 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from rapidfuzz import fuzz
 
-from zhiwen.apps.listings.extract import NEGATIONS, PROPERTY_TYPES, SPECIALS, VILLA_TYPES, Requirements
-from zhiwen.config import ListingsSettings
+from zhiwen.apps.listings.filters import violations
+from zhiwen.apps.listings.floors import FloorCheck, check_floor
+from zhiwen.apps.listings.requirements import Requirements
+from zhiwen.apps.listings.settings import ListingsSettings
+from zhiwen.apps.listings.vocabulary import AVOIDABLE_FLOORS, NEGATIONS, PROPERTY_TYPES, SPECIALS, VILLA_TYPES
 
 # a soft negation word in a title does not count when it is itself negated ("不临街")
 _NEG_PREFIX = re.compile(r"(不|无|没有|没|远离|非|避开)$")
 
 
-_DEFAULTS = ListingsSettings()  # the weights' defaults live in config.py only
+def _default(name: str) -> Any:
+    """A field's default as written in :class:`ListingsSettings` (not the environment's value)."""
+    return ListingsSettings.model_fields[name].default
+
+
+class WeightSettings(Protocol):
+    """The settings :meth:`Weights.from_settings` reads (any ``ListingsSettings``-like object)."""
+
+    weight_base: float
+    weight_price: float
+    weight_location: float
+    weight_special: float
+    weight_type: float
+    negation_penalty: float
+    price_over_budget_tolerance: float
 
 
 @dataclass(frozen=True, slots=True)
 class Weights:
-    base: float = _DEFAULTS.weight_base
-    price: float = _DEFAULTS.weight_price
-    location: float = _DEFAULTS.weight_location
-    special: float = _DEFAULTS.weight_special
-    type: float = _DEFAULTS.weight_type
-    negation_penalty: float = _DEFAULTS.negation_penalty
-    tolerance: float = _DEFAULTS.price_over_budget_tolerance
+    base: float = _default("weight_base")
+    price: float = _default("weight_price")
+    location: float = _default("weight_location")
+    special: float = _default("weight_special")
+    type: float = _default("weight_type")
+    negation_penalty: float = _default("negation_penalty")
+    tolerance: float = _default("price_over_budget_tolerance")
 
     @classmethod
-    def from_settings(cls, s: ListingsSettings) -> Weights:
+    def from_settings(cls, s: WeightSettings) -> Weights:
         return cls(
             base=s.weight_base,
             price=s.weight_price,
@@ -138,39 +160,36 @@ def special_met(name: str, meta: Mapping[str, Any]) -> bool:
     return name in title
 
 
+def floor_checks(req: Requirements, meta: Mapping[str, Any]) -> list[FloorCheck]:
+    """What the data says about each exact floor the buyer avoids (一楼, 顶楼)."""
+    return [check_floor(neg, meta) for neg in req.negations if neg in AVOIDABLE_FLOORS]
+
+
+def _hits_one(neg: str, meta: Mapping[str, Any], title: str) -> bool:
+    if neg in AVOIDABLE_FLOORS:
+        return check_floor(neg, meta).risky
+    if neg == "朝北":
+        return bool(meta.get("north_only"))
+    if neg == "别墅":
+        return bool(meta.get("is_villa"))
+    if neg in NEGATIONS:
+        return _title_has(NEGATIONS[neg][1], title)
+    if neg in PROPERTY_TYPES:
+        return _title_has(PROPERTY_TYPES[neg], title)
+    return len(neg) >= 2 and _title_has(re.escape(neg), title + str(meta.get("xiaoqu") or ""))
+
+
 def negation_hits(req: Requirements, meta: Mapping[str, Any]) -> list[str]:
-    """The soft negations a listing runs into (顶楼: 高楼层 of a ≤ 7-floor walk-up, or the title)."""
+    """The soft negations a listing runs into; an avoided floor counts unless the data rules it out."""
     title = str(meta.get("title") or "")
-    hits = []
-    for neg in req.negations:
-        if neg == "顶楼":
-            if (meta.get("floor_level") == "高楼层" and (meta.get("total_floors") or 99) <= 7) or _title_has(
-                NEGATIONS["顶楼"][1], title
-            ):
-                hits.append(neg)
-        elif neg == "朝北":
-            if meta.get("north_only"):
-                hits.append(neg)
-        elif neg == "别墅":
-            if meta.get("is_villa"):
-                hits.append(neg)
-        elif neg in NEGATIONS:
-            if _title_has(NEGATIONS[neg][1], title):
-                hits.append(neg)
-        elif neg in PROPERTY_TYPES:
-            if _title_has(PROPERTY_TYPES[neg], title):
-                hits.append(neg)
-        elif len(neg) >= 2 and _title_has(re.escape(neg), title + str(meta.get("xiaoqu") or "")):
-            hits.append(neg)
-    return hits
+    return [neg for neg in req.negations if _hits_one(neg, meta, title)]
 
 
 def _special_items(req: Requirements) -> list[str]:
     items = list(req.special)
     if req.elevator:
         items.append("电梯")
-    for d in req.decoration_in:
-        items.append(d)
+    items.extend(req.decoration_in)
     return list(dict.fromkeys(items))
 
 
@@ -178,6 +197,43 @@ def _item_met(item: str, meta: Mapping[str, Any]) -> bool:
     if item in ("精装", "简装", "毛坯"):
         return meta.get("decoration") == item
     return special_met(item, meta)
+
+
+def _number(meta: Mapping[str, Any], key: str) -> float | None:
+    v = meta.get(key)
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+def _price_score(req: Requirements, meta: Mapping[str, Any], tol: float) -> tuple[float, list[str]]:
+    """Total price and unit price, each continuous; -1 when the buyer named neither."""
+    parts: list[float] = []
+    reasons: list[str] = []
+    if req.has_price:
+        price = _number(meta, "price") or 0.0
+        s = price_score(price, req.price_min, req.price_max, tol)
+        parts.append(s)
+        lo = req.price_min if req.price_min is not None else 0.0
+        hi = req.price_max if req.price_max is not None else float("inf")
+        if lo <= price <= hi:
+            reasons.append(f"价格符合预算 {req.price_text()}")
+        else:
+            verdict = "接近" if s > 0 else "超出"
+            reasons.append(f"价格{verdict}预算 {req.price_text()}（{price:g}万）")
+    if req.has_unit_price:
+        unit = _number(meta, "unit_price")
+        s = 0.0 if unit is None else price_score(unit, req.unit_price_min, req.unit_price_max, tol)
+        parts.append(s)
+        wanted = req.unit_price_text().removeprefix("单价")
+        lo = req.unit_price_min if req.unit_price_min is not None else 0.0
+        hi = req.unit_price_max if req.unit_price_max is not None else float("inf")
+        if unit is None:
+            reasons.append(f"单价未知，无法确认是否{wanted}")
+        else:
+            verdict = "符合" if lo <= unit <= hi else "接近" if s > 0 else "超出"
+            reasons.append(f"单价{verdict}要求 {wanted}（{unit:g}元/㎡）")
+    if not parts:
+        return -1.0, reasons
+    return sum(parts) / len(parts), reasons
 
 
 def _location_score(req: Requirements, meta: Mapping[str, Any]) -> tuple[float, list[str]]:
@@ -213,9 +269,8 @@ def _location_score(req: Requirements, meta: Mapping[str, Any]) -> tuple[float, 
     return sum(parts) / len(parts), reasons
 
 
-def _type_score(req: Requirements, meta: Mapping[str, Any]) -> tuple[float, list[str]]:
-    parts: list[float] = []
-    reasons: list[str] = []
+def _kind_parts(req: Requirements, meta: Mapping[str, Any], parts: list[float], reasons: list[str]) -> None:
+    """Property type (别墅, 洋房 …) and building type (板楼, 塔楼, 板塔结合)."""
     if req.property_type:
         pt = req.property_type
         if pt in VILLA_TYPES:
@@ -225,6 +280,15 @@ def _type_score(req: Requirements, meta: Mapping[str, Any]) -> tuple[float, list
         parts.append(1.0 if ok else 0.0)
         if ok:
             reasons.append(f"房屋类型符合: {pt}")
+    if req.building_type:
+        bt = meta.get("building_type")
+        parts.append(1.0 if bt in req.building_type else 0.0)
+        if bt in req.building_type:
+            reasons.append(f"楼型符合: {bt}")
+
+
+def _size_parts(req: Requirements, meta: Mapping[str, Any], parts: list[float], reasons: list[str]) -> None:
+    """Rooms (halls) and area closeness."""
     if req.has_rooms:
         rooms = meta.get("rooms")
         lo = req.rooms_min if req.rooms_min is not None else 0
@@ -238,16 +302,22 @@ def _type_score(req: Requirements, meta: Mapping[str, Any]) -> tuple[float, list
         else:
             parts.append(0.0)
     if req.has_area:
-        area = meta.get("area")
-        if isinstance(area, int | float):
-            s = price_score(float(area), req.area_min, req.area_max, 0.10)
-            parts.append(s)
-            a_lo = req.area_min if req.area_min is not None else 0.0
-            a_hi = req.area_max if req.area_max is not None else float("inf")
-            if a_lo <= area <= a_hi:
-                reasons.append(f"面积符合: {req.area_text()}（{area:g}㎡）")
-        else:
+        area = _number(meta, "area")
+        if area is None:
             parts.append(0.0)
+            return
+        parts.append(price_score(area, req.area_min, req.area_max, 0.10))
+        a_lo = req.area_min if req.area_min is not None else 0.0
+        a_hi = req.area_max if req.area_max is not None else float("inf")
+        if a_lo <= area <= a_hi:
+            reasons.append(f"面积符合: {req.area_text()}（{area:g}㎡）")
+
+
+def _type_score(req: Requirements, meta: Mapping[str, Any]) -> tuple[float, list[str]]:
+    parts: list[float] = []
+    reasons: list[str] = []
+    _kind_parts(req, meta, parts, reasons)
+    _size_parts(req, meta, parts, reasons)
     if not parts:
         return -1.0, reasons
     return sum(parts) / len(parts), reasons
@@ -258,7 +328,23 @@ class Scored:
     score: float
     reasons: list[str] = field(default_factory=list)
     components: dict[str, float] = field(default_factory=dict)
+    # soft negations hit, incl. avoided floors the data cannot rule out: ranked after clean listings
     negations: list[str] = field(default_factory=list)
+
+
+def _negation_factor(
+    req: Requirements, meta: Mapping[str, Any], w: Weights, reasons: list[str]
+) -> tuple[float, list[str]]:
+    """(score multiplier, hits): full penalty for a plain hit, graded by likelihood for floors."""
+    hits = negation_hits(req, meta)
+    plain = [h for h in hits if h not in AVOIDABLE_FLOORS]
+    keep = 1.0 - w.negation_penalty if plain else 1.0
+    if plain:
+        reasons.append("注意: 可能不符合排除条件 " + "、".join(plain))
+    for check in floor_checks(req, meta):
+        keep *= 1.0 - w.negation_penalty * check.likelihood
+        reasons.append(check.reason)
+    return keep, hits
 
 
 def score_listing(
@@ -273,114 +359,41 @@ def score_listing(
     w = weights or Weights()
     comps: dict[str, float] = {"base": max(0.0, min(1.0, rrf_norm))}
     reasons: list[str] = []
-    total_w = w.base
-    acc = w.base * comps["base"]
-    if req.has_price:
-        price = float(meta.get("price") or 0.0)
-        s = price_score(price, req.price_min, req.price_max, w.tolerance)
-        comps["price"] = s
-        acc += w.price * s
-        total_w += w.price
-        lo = req.price_min if req.price_min is not None else 0.0
-        hi = req.price_max if req.price_max is not None else float("inf")
-        if lo <= price <= hi:
-            reasons.append(f"价格符合预算 {req.price_text()}")
-        elif s > 0:
-            reasons.append(f"价格接近预算 {req.price_text()}（{price:g}万）")
-        else:
-            reasons.append(f"价格超出预算 {req.price_text()}（{price:g}万）")
-    loc, loc_reasons = _location_score(req, meta)
-    if loc >= 0:
-        comps["location"] = loc
-        acc += w.location * loc
-        total_w += w.location
-        reasons.extend(loc_reasons)
     items = _special_items(req)
-    if items:
-        met = [i for i in items if _item_met(i, meta)]
-        s = len(met) / len(items)
-        comps["special"] = s
-        acc += w.special * s
-        total_w += w.special
-        if met:
+    met = [i for i in items if _item_met(i, meta)]
+    scored_parts = [
+        ("price", w.price, _price_score(req, meta, w.tolerance)),
+        ("location", w.location, _location_score(req, meta)),
+        ("special", w.special, (len(met) / len(items) if items else -1.0, [])),
+        ("type", w.type, _type_score(req, meta)),
+    ]
+    total_w, acc = w.base, w.base * comps["base"]
+    for name, weight, (s, part_reasons) in scored_parts:
+        if s < 0:
+            continue
+        comps[name] = s
+        acc += weight * s
+        total_w += weight
+        reasons.extend(part_reasons)
+        if name == "special" and met:
             reasons.append("满足特殊需求: " + "、".join(met))
-    typ, type_reasons = _type_score(req, meta)
-    if typ >= 0:
-        comps["type"] = typ
-        acc += w.type * typ
-        total_w += w.type
-        reasons.extend(type_reasons)
     score = acc / total_w if total_w > 0 else 0.0
-    hits = negation_hits(req, meta)
-    if hits:
-        score *= 1.0 - w.negation_penalty
-        comps["negation_penalty"] = w.negation_penalty
-        reasons.append("注意: 可能不符合排除条件 " + "、".join(hits))
-    for label in relaxed or ():
-        reasons.append(f"已放宽: {label}")
+    keep, hits = _negation_factor(req, meta, w, reasons)
+    score *= keep
+    if keep < 1.0:
+        comps["negation_penalty"] = round(1.0 - keep, 4)
+    reasons.extend(f"已放宽: {label}" for label in relaxed or ())
     return Scored(score=max(0.0, min(1.0, score)), reasons=reasons, components=comps, negations=hits)
 
 
-def violations(meta: Mapping[str, Any], req: Requirements) -> list[str]:
-    """The explicit constraints a listing breaks (empty = satisfies all). Used by tests/bench."""
-    out: list[str] = []
-    price = meta.get("price")
-    if req.price_min is not None and not (isinstance(price, int | float) and price >= req.price_min):
-        out.append("price_min")
-    if req.price_max is not None and not (isinstance(price, int | float) and price <= req.price_max):
-        out.append("price_max")
-    if req.cities and meta.get("city") not in req.cities:
-        out.append("city")
-    if req.places:
-        ok = any(
-            (p.kind == "district" and meta.get("district") == p.district)
-            or (p.kind == "bankuai" and meta.get("bankuai") in p.bankuai)
-            for p in req.places
-        )
-        if not ok:
-            out.append("location")
-    for p in req.exclude_places:
-        if (p.kind == "district" and meta.get("district") == p.district) or (
-            p.kind == "bankuai" and meta.get("bankuai") in p.bankuai
-        ):
-            out.append("exclude_location")
-    area = meta.get("area")
-    if req.area_min is not None and not (isinstance(area, int | float) and area >= req.area_min):
-        out.append("area_min")
-    if req.area_max is not None and not (isinstance(area, int | float) and area <= req.area_max):
-        out.append("area_max")
-    rooms = meta.get("rooms")
-    if req.rooms_min is not None and not (isinstance(rooms, int) and rooms >= req.rooms_min):
-        out.append("rooms_min")
-    if req.rooms_max is not None and not (isinstance(rooms, int) and rooms <= req.rooms_max):
-        out.append("rooms_max")
-    if req.halls is not None and meta.get("halls") != req.halls:
-        out.append("halls")
-    if req.elevator is not None and meta.get("elevator") is not req.elevator:
-        out.append("elevator")
-    if req.decoration_in and meta.get("decoration") not in req.decoration_in:
-        out.append("decoration")
-    if req.decoration_exclude and meta.get("decoration") in req.decoration_exclude:
-        out.append("decoration_exclude")
-    if req.floor_in and meta.get("floor_level") not in req.floor_in:
-        out.append("floor")
-    if req.floor_exclude and meta.get("floor_level") in req.floor_exclude:
-        out.append("floor_exclude")
-    if req.facing_south and not meta.get("facing_south"):
-        out.append("facing_south")
-    if req.north_south and not meta.get("north_south"):
-        out.append("north_south")
-    by = meta.get("build_year")
-    if req.build_year_min is not None and not (isinstance(by, int) and by >= req.build_year_min):
-        out.append("build_year_min")
-    if req.build_year_max is not None and not (isinstance(by, int) and by <= req.build_year_max):
-        out.append("build_year_max")
-    if req.property_type in VILLA_TYPES:
-        ok = (
-            bool(meta.get("is_villa"))
-            if req.property_type == "别墅"
-            else meta.get("property_type") == req.property_type
-        )
-        if not ok:
-            out.append("property_type")
-    return out
+__all__ = [
+    "Scored",
+    "Weights",
+    "floor_checks",
+    "negation_hits",
+    "price_range",
+    "price_score",
+    "score_listing",
+    "special_met",
+    "violations",
+]

@@ -1,14 +1,14 @@
 """The property-search pipeline of seed 000: understand → retrieve → re-score → answer.
 
-1. **Cache**: the full result is cached (bounded LRU, ``settings.listings.cache_size``) under
+1. **Cache**: the full result is cached (bounded LRU, ``ZHIWEN_LISTINGS__CACHE_SIZE``) under
    (normalised question, max_results, KB name, KB revision): a repeated question costs no
    retrieval and no LLM call, and re-indexing the KB (a new revision) invalidates it.
 2. **Understand**: rules (:mod:`.extract`), the stage-2 quality check, and — only when an LLM
    is configured and the question is complex — the LLM fallback (:mod:`.understand_llm`),
    running *in parallel* with the vector and full-text branches (a thread pool of 4).
 3. **Retrieve**: the explicit constraints are store filters inside both branches; the branches
-   are fused with RRF (k = ``settings.listings.rrf_k`` = 40). Fewer exact matches than
-   ``min(max_results, settings.listings.relax_below)`` → relax in
+   are fused with RRF (k = ``ZHIWEN_LISTINGS__RRF_K`` = 40). Fewer exact matches than
+   ``min(max_results, ZHIWEN_LISTINGS__RELAX_BELOW)`` → relax in
    :data:`~.extract.RELAX_ORDER` and say so in ``match_reasons`` ("已放宽: 面积条件").
 4. **Re-score** (:mod:`.scoring`) and keep the best ``max_results``; exact matches rank first.
 5. **Answer**: ONE LLM call grounded in the retrieved listings; without an LLM (or when it
@@ -25,13 +25,16 @@ Example::
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import re
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
+from zhiwen.apps.listings.describe import describe_requirements
 from zhiwen.apps.listings.extract import (
     Requirements,
     assess,
@@ -42,13 +45,16 @@ from zhiwen.apps.listings.extract import (
 )
 from zhiwen.apps.listings.gazetteer import get_gazetteer
 from zhiwen.apps.listings.scoring import Weights, score_listing
-from zhiwen.apps.listings.understand_llm import LLMExtractor, LRUCache, merge
+from zhiwen.apps.listings.settings import ListingsSettings, get_listings_settings
+from zhiwen.apps.listings.understand_llm import LLMExtractor, merge
+from zhiwen.cache import LRU
 from zhiwen.config import Settings, get_settings
 from zhiwen.documents import SearchHit
 from zhiwen.errors import InvalidParameter, LLMError, MissingParameter, WrongParameterType, ZhiwenError
 from zhiwen.generate.base import ChatModel
 from zhiwen.metrics import EXTRACTIVE_ANSWERS, FALLBACKS
 from zhiwen.retrieve.fusion import rrf
+from zhiwen.retrieve.pipeline import RetrievalPipeline
 
 log = logging.getLogger(__name__)
 
@@ -71,49 +77,6 @@ ADVISER_PROMPT = """你是一位专业、热情的房产顾问，目标是帮客
 
 def _fmt(x: Any) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
-
-
-def describe_requirements(req: Requirements) -> str:
-    """One Chinese line summarising what was understood (for prompts and composed answers)."""
-    parts: list[str] = []
-    if req.cities:
-        parts.append("、".join(req.cities))
-    if req.places:
-        parts.append("位置: " + req.location_text())
-    if req.exclude_places:
-        parts.append("排除: " + "、".join(p.name for p in req.exclude_places))
-    if req.has_price:
-        parts.append("预算: " + req.price_text())
-    if req.unit_price_max:
-        parts.append(f"单价不超过{req.unit_price_max:g}元/㎡")
-    if req.has_rooms:
-        parts.append("户型: " + req.rooms_text() + (f"{req.halls}厅" if req.halls is not None else ""))
-    if req.has_area:
-        parts.append("面积: " + req.area_text())
-    if req.property_type:
-        parts.append("类型: " + req.property_type)
-    if req.elevator is not None:
-        parts.append("有电梯" if req.elevator else "无电梯")
-    if req.decoration_in:
-        parts.append("装修: " + "/".join(req.decoration_in))
-    if req.decoration_exclude:
-        parts.append("不要" + "/".join(req.decoration_exclude))
-    if req.floor_in:
-        parts.append("楼层: " + "/".join(req.floor_in))
-    if req.floor_exclude:
-        parts.append("不要" + "/".join(req.floor_exclude))
-    if req.build_year_min:
-        parts.append(f"{req.build_year_min}年及以后建成")
-    if req.north_south:
-        parts.append("南北通透")
-    elif req.facing_south:
-        parts.append("朝南")
-    specials = [s for s in req.special if s not in ("朝南", "南北通透")]
-    if specials:
-        parts.append("特殊需求: " + "、".join(specials))
-    if req.negations:
-        parts.append("避开: " + "、".join(req.negations))
-    return "；".join(parts) or "未提取到明确条件"
 
 
 def property_view(meta: dict[str, Any], doc_id: str) -> dict[str, Any]:
@@ -162,6 +125,8 @@ def _listing_line(i: int, p: dict[str, Any]) -> str:
     bits.append(price)
     if p.get("floor"):
         bits.append(p["floor"])
+    if p.get("building_type"):
+        bits.append(p["building_type"])
     if p.get("build_year"):
         bits.append(f"{p['build_year']}年建")
     if p.get("decoration") and p["decoration"] != "其他":
@@ -190,6 +155,17 @@ def compose_answer(question: str, req: Requirements, props: list[dict[str, Any]]
     return "\n".join(lines)
 
 
+def _tuning(pipeline: RetrievalPipeline | None) -> str:
+    if pipeline is None:
+        return ""
+    cfg = pipeline.config
+    return json.dumps(
+        {k: getattr(cfg, k).model_dump(mode="json") for k in ("rerank", "adaptive", "retrieval")},
+        sort_keys=True,
+        default=str,
+    )
+
+
 class ListingsService:
     """Seed 000's ``ask`` over one listings knowledge base (thread-safe)."""
 
@@ -199,17 +175,18 @@ class ListingsService:
         *,
         settings: Settings | None = None,
         llm: ChatModel | None = _UNSET,
+        listings: ListingsSettings | None = None,
     ) -> None:
         self.kb = kb
         self.settings = settings or getattr(kb, "settings", None) or get_settings()
-        ls = self.settings.listings
+        self.listings = ls = listings or get_listings_settings()
         if llm is _UNSET:
             from zhiwen.generate.llm import get_llm
 
             llm = get_llm(self.settings)
         self.llm: ChatModel | None = llm
         self.weights = Weights.from_settings(ls)
-        self.cache = LRUCache(ls.cache_size, "listings_ask")
+        self.cache: LRU[dict[str, Any]] = LRU(ls.cache_size, "listings_ask")
         self.extractor = (
             LLMExtractor(llm, cache_size=ls.llm_cache_size, calls_per_minute=ls.llm_calls_per_minute)
             if llm is not None
@@ -238,20 +215,26 @@ class ListingsService:
             raise WrongParameterType(
                 "max_results must be an integer", message="参数类型错误：max_results 应为整数"
             )
-        top = self.settings.listings.max_results_limit
+        top = self.listings.max_results_limit
         if not 1 <= max_results <= top:
             raise InvalidParameter(
                 f"max_results must be in 1..{top}", message=f"max_results 必须在 1 到 {top} 之间"
             )
         return q, max_results
 
-    def cache_key(self, question: str, max_results: int) -> tuple[Any, ...]:
-        return (normalise_question(question).lower(), max_results, self.kb.name, self.kb.revision)
+    def cache_key(
+        self, question: str, max_results: int, pipeline: RetrievalPipeline | None = None
+    ) -> tuple[Any, ...]:
+        # the runtime rerank / adaptive settings are part of the answer: a change must miss
+        tuning = _tuning(pipeline)
+        return (normalise_question(question).lower(), max_results, self.kb.name, self.kb.revision, tuning)
 
-    def cached(self, question: str, max_results: int = 3) -> dict[str, Any] | None:
+    def cached(
+        self, question: str, max_results: int = 3, pipeline: RetrievalPipeline | None = None
+    ) -> dict[str, Any] | None:
         """The cached answer (marked ``cached: true``) or None; no retrieval, no LLM."""
         q, n = self.validate(question, max_results)
-        hit = self.cache.get(self.cache_key(q, n))
+        hit = self.cache.get(self.cache_key(q, n, pipeline))
         if hit is None:
             return None
         out = dict(hit)
@@ -322,13 +305,37 @@ class ListingsService:
                 rankings.append([(h.id, float(h.score)) for h in hits])
                 for h in hits:
                     by_id.setdefault(h.id, h)
-        fused = rrf(rankings, k=self.settings.listings.rrf_k) if rankings else []
+        fused = rrf(rankings, k=self.listings.rrf_k) if rankings else []
         return [(by_id[i], s) for i, s in fused]
 
     # -- the pipeline ---------------------------------------------------------------------------
-    def ask(self, question: str, max_results: int = 3, *, use_cache: bool = True) -> dict[str, Any]:
+    def _refine(
+        self, pipeline: RetrievalPipeline | None, query: str, fused: list[tuple[SearchHit, float]]
+    ) -> tuple[list[tuple[SearchHit, float]], dict[str, Any]]:
+        """The engine's post-search stages (rerank, thresholds, MMR) over the fused candidates."""
+        if pipeline is None or not fused:
+            return fused, {}
+        refined = pipeline.rerank(query, [replace(h, score=s) for h, s in fused], top_k=len(fused))
+        params = {**refined.params, "diagnostics": refined.diagnostics}
+        if not refined.diagnostics.get("reranked"):
+            return [(h, float(h.score)) for h in refined.hits], params
+        # rerank scores (logits or probabilities) become 0..1 like the RRF scores they replace
+        scores = [float(h.score) for h in refined.hits]
+        lo, hi = min(scores), max(scores)
+        span = (hi - lo) or 1.0
+        return [(h, (float(h.score) - lo) / span if hi > lo else 1.0) for h in refined.hits], params
+
+    def ask(
+        self,
+        question: str,
+        max_results: int = 3,
+        *,
+        use_cache: bool = True,
+        pipeline: RetrievalPipeline | None = None,
+    ) -> dict[str, Any]:
+        """Seed 000's answer. ``pipeline`` applies the engine's rerank/MMR settings to the candidates."""
         q, n = self.validate(question, max_results)
-        key = self.cache_key(q, n)
+        key = self.cache_key(q, n, pipeline)
         if use_cache:
             hit = self.cache.get(key)
             if hit is not None:
@@ -337,7 +344,7 @@ class ListingsService:
                 return out
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
-        ls = self.settings.listings
+        ls = self.listings
 
         req = extract_rules(q, kb_cities=self.kb_cities())
         quality = assess(q, req)
@@ -372,7 +379,7 @@ class ListingsService:
                     futures = {}
                 else:
                     req = merged
-        fused = self._retrieve(query, filters, k, futures or None)
+        fused, params = self._refine(pipeline, query, self._retrieve(query, filters, k, futures or None))
         timings["retrieve_ms"] = (time.perf_counter() - tr) * 1000
 
         # relaxation: exact matches first, then listings that need a stated relaxation
@@ -439,6 +446,7 @@ class ListingsService:
             },
             "kb": self.kb.name,
             "kb_revision": self.kb.revision,
+            "params": params,
             "cached": False,
             "timings_ms": {k2: round(v, 2) for k2, v in timings.items()},
         }
@@ -484,10 +492,6 @@ class ListingsService:
 # -- one service per knowledge base ------------------------------------------------------------
 _SERVICES: dict[tuple[str, str, str, str], ListingsService] = {}
 _SERVICES_LOCK = threading.Lock()
-# (home, kb name) → (kb.json mtime when the API last opened it, service): lets ``POST /ask``
-# answer a cache hit without the registry's thread-pool hop; a changed kb.json (re-index by
-# another process) takes the normal path again
-FAST_PATH: dict[tuple[str, str], tuple[float, ListingsService]] = {}
 
 
 def get_service(
@@ -509,7 +513,6 @@ def reset_services() -> None:
     """Forget every service and its caches (tests)."""
     with _SERVICES_LOCK:
         _SERVICES.clear()
-        FAST_PATH.clear()
 
 
 __all__ = [

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from typing import Any
 
 from zhiwen.apps.listings.extract import (
@@ -30,9 +30,10 @@ from zhiwen.apps.listings.extract import (
     normalise_question,
 )
 from zhiwen.apps.listings.gazetteer import Gazetteer, Place, get_gazetteer
+from zhiwen.cache import LRU
 from zhiwen.errors import LLMError
 from zhiwen.generate.base import ChatModel
-from zhiwen.metrics import CACHE_HITS, CACHE_MISSES, CACHE_SIZE, FALLBACKS
+from zhiwen.metrics import FALLBACKS
 
 log = logging.getLogger(__name__)
 
@@ -75,49 +76,12 @@ class RateLimiter:
             return True
 
 
-class LRUCache:
-    """A small thread-safe LRU with hit/miss metrics under ``name``."""
-
-    def __init__(self, maxsize: int, name: str) -> None:
-        self.maxsize = maxsize
-        self.name = name
-        self._data: OrderedDict[Any, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Any) -> Any | None:
-        with self._lock:
-            if key in self._data:
-                self._data.move_to_end(key)
-                CACHE_HITS.labels(cache=self.name).inc()
-                return self._data[key]
-        CACHE_MISSES.labels(cache=self.name).inc()
-        return None
-
-    def put(self, key: Any, value: Any) -> None:
-        if self.maxsize <= 0:
-            return
-        with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > self.maxsize:
-                self._data.popitem(last=False)
-            CACHE_SIZE.labels(cache=self.name).set(len(self._data))
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-            CACHE_SIZE.labels(cache=self.name).set(0)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-
 class LLMExtractor:
     """Cached, rate-limited JSON extraction of requirements with a chat model."""
 
     def __init__(self, llm: ChatModel, *, cache_size: int = 256, calls_per_minute: int = 30) -> None:
         self.llm = llm
-        self.cache = LRUCache(cache_size, "listings_llm_extract")
+        self.cache: LRU[dict[str, Any]] = LRU(cache_size, "listings_llm_extract")
         self.limiter = RateLimiter(calls_per_minute)
 
     def extract(self, question: str) -> dict[str, Any] | None:

