@@ -74,7 +74,7 @@ async def kb_info(kb: KnowledgeBase = Depends(get_kb)) -> dict[str, Any]:
         {
             "name": kb.name,
             "app": getattr(kb.config, "app", None),
-            "embedder": kb.config.embedder,
+            "embedder": getattr(kb.config, "embedder", None),
             "info": info,
         }
     )
