@@ -11,8 +11,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from zhiwen.api.app import create_app
-from zhiwen.appkit.deps import KBRegistry, get_kb_registry
-from zhiwen.appkit.deps import get_pipeline
+from zhiwen.appkit.deps import KBRegistry, get_kb_registry, get_pipeline
 from zhiwen.config import Settings
 from zhiwen.documents import Chunk, SearchHit
 from zhiwen.errors import KnowledgeBaseNotFound

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from zhiwen.config.runtime import DynamicSettingsService, dynamic_settings_defaults
 from zhiwen.config import Settings
+from zhiwen.config.runtime import DynamicSettingsService, dynamic_settings_defaults
 
 
 @pytest.fixture

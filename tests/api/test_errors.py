@@ -11,9 +11,9 @@ from fastapi.testclient import TestClient
 from pydantic import BaseModel
 
 from zhiwen.api.app import create_app
+from zhiwen.api.handlers import classify_validation_error, field_name
 from zhiwen.appkit.deps import KBName, Question, get_kb
 from zhiwen.appkit.envelope import ok
-from zhiwen.api.handlers import classify_validation_error, field_name
 from zhiwen.config import Settings
 from zhiwen.errors import LLMTimeout
 

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from retrieve.fakes import FakeEmbedder, FakeStore, SplitTokenizer
+from zhiwen.cache import LRU
 from zhiwen.config import RetrievalSettings
 from zhiwen.documents import Chunk
 from zhiwen.errors import InvalidParameter, MissingParameter, StoreUnavailable
 from zhiwen.metrics import BRANCH_EMPTY, BRANCH_FAILURES, SEARCHES
-from zhiwen.cache import LRU
 from zhiwen.retrieve.hybrid import HybridRetriever
 
 VOCAB = {"chicken": 0, "tofu": 1, "soup": 2, "rice": 3}

@@ -25,7 +25,7 @@ class FakeReranker:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_POST(self) -> None:
                 body: dict[str, Any] = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 outer.calls += 1
                 outer.queries.append(str(body.get("query")))

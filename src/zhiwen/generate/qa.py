@@ -187,7 +187,10 @@ def execute_stream(
             text = with_note(reason, plan.extractive_body())
         for piece in _pieces(text):
             yield ("delta", piece)
-        yield ("done", {"llm_used": False, "route": plan.route, "extractive_reason": reason, "params": plan.params})
+        yield (
+            "done",
+            {"llm_used": False, "route": plan.route, "extractive_reason": reason, "params": plan.params},
+        )
 
     if plan.empty:
         yield from fallback("no_results")

@@ -18,12 +18,12 @@ from zhiwen.kb.knowledge_base import IndexReport, KnowledgeBase
 from zhiwen.kb.registry import close_all, delete_kb, list_kbs, open_kb
 
 __all__ = [
-    "knowledge_base",
     "IndexReport",
     "KBConfig",
     "KnowledgeBase",
     "close_all",
     "delete_kb",
+    "knowledge_base",
     "list_kbs",
     "open_kb",
     "open_store",
