@@ -7,8 +7,8 @@ whole documents (seed 002).
 
 Example::
 
-    >>> doc = Document(id="meat_dish/宫保鸡丁", text="# 宫保鸡丁的做法\\n...", title="宫保鸡丁")
-    >>> chunk = Chunk(id="meat_dish/宫保鸡丁#0", doc_id=doc.id, text="...", parent_id=doc.id)
+    >>> doc = Document(id="meat_dish/知识库", text="# 创建知识库\\n...", title="知识库")
+    >>> chunk = Chunk(id="meat_dish/知识库#0", doc_id=doc.id, text="...", parent_id=doc.id)
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ permissions ``open()`` would give them (umask); a replaced file keeps its mode.
 
 Example::
 
-    atomic_write_json(kb_dir / "config.json", {"name": "recipes", "dim": 384})
+    atomic_write_json(kb_dir / "config.json", {"name": "manual", "dim": 384})
     atomic_write_text(path, "内容\\n")
     with atomic_path(index_dir / "cache.npz") as tmp:
         np.savez(tmp, rows=rows)        # any writer that takes a path

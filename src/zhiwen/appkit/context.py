@@ -8,7 +8,7 @@ rerank / MMR / threshold settings as the server.
 Example::
 
     >>> ctx = build_context()                 # settings from the environment, LLM if configured
-    >>> answer = app.ask(AskRequest(question="番茄炒蛋怎么做"), ctx)
+    >>> answer = app.ask(AskRequest(question="怎么创建知识库"), ctx)
 """
 
 from __future__ import annotations

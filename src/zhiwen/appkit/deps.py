@@ -16,7 +16,7 @@ Example (an app router)::
     from zhiwen.appkit.envelope import ok
 
     class AskIn(BaseModel):
-        kb: KBName = "recipes"
+        kb: KBName = "manual"
         question: Question
 
     @router.post("/api/v1/qa")

@@ -1,4 +1,4 @@
-"""One typed event for every stream (QA answers, the advisor's roles, the OpenAI front door).
+"""One typed event for every stream (QA answers, agent roles, chat front doors).
 
 An :class:`AppEvent` is a type name plus a JSON object. :func:`to_sse` frames it for
 ``sse_starlette.EventSourceResponse``: the SSE ``event:`` field carries the type and the

@@ -1,6 +1,6 @@
 """Grounded QA (:mod:`zhiwen.generate.qa`) in the app contract's shapes.
 
-Generic QA answers any KB that no app claims; apps built on the engine's QA (recipes) use the
+Generic QA answers any KB that no app claims; apps built on the engine's QA use the
 same conversions, so every entry point returns one answer shape and one event stream.
 
 Example::

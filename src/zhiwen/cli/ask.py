@@ -7,7 +7,7 @@ server, with the runtime settings stored under ``ZHIWEN_HOME``. Without an LLM
 
 Example::
 
-    $ zhiwen ask --kb recipes "宫保鸡丁怎么做"
+    $ zhiwen ask --kb recipes "怎么创建知识库"
     $ zhiwen ask --kb demo --json "怎么创建知识库？"
     $ zhiwen ask --kb listings -o max_results=5 "浦东800万以内的两房"
 """
@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
     @app.command("ask")
     @run_cli
     def ask(
-        question: str = typer.Argument(..., help="问题，例如「宫保鸡丁怎么做」"),
+        question: str = typer.Argument(..., help="问题，例如「怎么创建知识库」"),
         kb: str = typer.Option(..., "--kb", help="知识库名称"),
         json_output: bool = typer.Option(False, "--json", help="输出 JSON"),
         top_k: int | None = typer.Option(None, "--top-k", min=1, max=50, help="来源数量"),

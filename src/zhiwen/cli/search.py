@@ -2,10 +2,10 @@
 
 Example::
 
-    zhiwen search --kb recipes 宫保鸡丁怎么做
+    zhiwen search --kb recipes 怎么创建知识库
     zhiwen search --kb recipes --mode bm25 --filter category=soup --filter "difficulty<=2" 汤
-    zhiwen search --kb recipes --parents --top-k 3 推荐几道素菜
-    zhiwen search --kb recipes --json 宫保鸡丁 | jq '.hits[0].chunk.title'
+    zhiwen search --kb recipes --parents --top-k 3 有哪些导入格式
+    zhiwen search --kb recipes --json 知识库 | jq '.hits[0].chunk.title'
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Example::
 
     >>> from zhiwen.embed import get_embedder, embed_chunks, EmbeddingCache
     >>> emb = get_embedder("hash")
-    >>> emb.embed_passages(["宫保鸡丁的做法"]).shape
+    >>> emb.embed_passages(["创建知识库"]).shape
     (1, 256)
 """
 

@@ -6,7 +6,7 @@ Passages and queries are separate calls because asymmetric models (e5) prefix th
 Example::
 
     >>> emb = get_embedder("hash")
-    >>> emb.embed_passages(["宫保鸡丁的做法"]).shape
+    >>> emb.embed_passages(["创建知识库"]).shape
     (1, 256)
 """
 

@@ -7,7 +7,7 @@ is instant and identical on every machine, so tests and no-model fallbacks use i
 Example::
 
     >>> emb = HashEmbedder(dim=256)
-    >>> v = emb.embed_query("宫保鸡丁怎么做")
+    >>> v = emb.embed_query("怎么创建知识库")
     >>> v.shape, round(float(v @ v), 3)
     ((256,), 1.0)
 """

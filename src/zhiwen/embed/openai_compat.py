@@ -11,7 +11,7 @@ raise :class:`~zhiwen.errors.StoreUnavailable` (429: :class:`~zhiwen.errors.LLMR
 Example::
 
     >>> emb = OpenAIEmbedder(base_url="http://127.0.0.1:8080/v1", model="e5-small")
-    >>> emb.embed_query("宫保鸡丁怎么做").shape  # doctest: +SKIP
+    >>> emb.embed_query("怎么创建知识库").shape  # doctest: +SKIP
     (384,)
 """
 

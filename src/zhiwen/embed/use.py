@@ -7,7 +7,7 @@ queries and passages are embedded the same way.
 Example::
 
     >>> emb = USEEmbedder()
-    >>> emb.embed_query("宫保鸡丁怎么做").shape
+    >>> emb.embed_query("怎么创建知识库").shape
     (512,)
 """
 

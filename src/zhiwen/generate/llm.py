@@ -27,7 +27,7 @@ Behaviour:
 * Metrics: ``LLM_CALLS{purpose,outcome}`` (one per logical call), ``LLM_TOKENS{kind}``,
   ``LLM_LATENCY{purpose}``, ``LLM_ERRORS{code}``. Name the purpose with the ``purpose=`` keyword
   or, through the :class:`~zhiwen.generate.base.ChatModel` protocol, with
-  ``with llm_purpose("recipes.detail"): ...``.
+  ``with llm_purpose("qa.answer"): ...``.
 
 Example::
 

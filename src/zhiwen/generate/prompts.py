@@ -15,7 +15,7 @@ plus a Chinese instruction to cite ``[n]`` and to admit when the context has no 
 
 Example::
 
-    >>> msgs = qa_messages("宫保鸡丁怎么做", [("宫保鸡丁的做法", "## 操作 ...")], domain="家常菜谱")
+    >>> msgs = qa_messages("怎么创建知识库", [("创建知识库", "## 操作 ...")], domain="产品手册")
     >>> msgs[0]["role"], msgs[1]["content"].startswith("Context:")
     ('system', True)
 """

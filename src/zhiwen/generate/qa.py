@@ -103,7 +103,7 @@ class Answer:
 class AnswerPlan:
     """Everything needed to answer: sources, the LLM prompt and the offline fallback."""
 
-    app: str  # metric label ("qa", "recipes")
+    app: str  # metric label ("qa" or the app's name)
     route: str
     sources: list[Source]
     messages: list[Message] | None  # None: answer without the LLM

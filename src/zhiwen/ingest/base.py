@@ -17,6 +17,6 @@ from zhiwen.documents import Chunk, Document
 class Corpus:
     documents: list[Document]
     chunks: list[Chunk] | None = None
-    # KB defaults a format implies (e.g. {"app": "listings"}), applied when the KB is created
+    # KB defaults a format implies (e.g. {"app": "<app name>"}), applied when the KB is created
     kb_defaults: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)

@@ -2,7 +2,7 @@
 
 Every ``#``, ``##`` and ``###`` section becomes a chunk whose parent is the document
 (``parent_id == doc_id``). Chunks inherit the document's metadata and add ``section`` (the header
-path, e.g. ``宫保鸡丁的做法 > 操作``) and ``chunk_index``; ids are ``f"{doc_id}#{i}"``. A section
+path, e.g. ``创建知识库 > 操作``) and ``chunk_index``; ids are ``f"{doc_id}#{i}"``. A section
 with only its header line is merged into the next one, so ``## 操作`` directly followed by
 ``### 简易版本`` yields one chunk with section ``… > 操作 > 简易版本``. Sections longer than
 ``max_chars`` are split on paragraph, line, then sentence boundaries (Chinese 。！？ too) with
@@ -11,10 +11,10 @@ Headers inside fenced code blocks are ignored.
 
 Example::
 
-    >>> text = "# 宫保鸡丁的做法\\n简介\\n## 操作\\n### 简易版本\\n- 炒"
-    >>> doc = Document(id="d", text=text, title="宫保鸡丁的做法")
+    >>> text = "# 创建知识库\\n简介\\n## 操作\\n### 简易版本\\n- 炒"
+    >>> doc = Document(id="d", text=text, title="创建知识库")
     >>> [c.metadata["section"] for c in chunk_markdown(doc, max_chars=800, overlap=80)]
-    ['宫保鸡丁的做法', '宫保鸡丁的做法 > 操作 > 简易版本']
+    ['创建知识库', '创建知识库 > 操作 > 简易版本']
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Markdown directory loader with metadata enrichment hooks.
 
 Files are found recursively and sorted, so ids and order are the same on every run. The id is
-the path relative to the root without suffix (``meat_dish/宫保鸡丁``); the title is the first
+the path relative to the root without suffix (``meat_dish/知识库``); the title is the first
 ``# `` heading or the file stem; ``source`` is the relative path with suffix.
 
 Enrichment hooks are callables ``(path, root, text, metadata) -> None`` that add metadata in
-place; apps bring their own (the recipe app's HowToCook hook adds category and difficulty).
+place; apps bring their own hooks for their formats.
 
 Example::
 

@@ -9,9 +9,9 @@ directory of such files (sorted).
 
 Example::
 
-    >>> corpus = load_records(Path("listings.csv"), "csv", id_field="house_id",
-    ...                       text_fields=["title", "xiaoqu"], title_field="xiaoqu")
-    >>> corpus.chunks[0].metadata["total_price"]
+    >>> corpus = load_records(Path("products.csv"), "csv", id_field="sku",
+    ...                       text_fields=["name", "description"], title_field="name")
+    >>> corpus.chunks[0].metadata["price"]
     280
 """
 

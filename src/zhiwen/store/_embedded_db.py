@@ -12,7 +12,7 @@ the set of live row ids fully describes the state (the index syncs by row id, se
 
 Example::
 
-    db = ChunkDB(Path("kbs/recipes/store"), dim=384)
+    db = ChunkDB(Path("kbs/manual/store"), dim=384)
     db.upsert(chunks, tokens=token_lists, vectors=vecs, parents=docs)
     with db.consistent_read() as conn:
         rows = db.rows_after(conn, 0)

@@ -8,11 +8,11 @@ so opening a knowledge base never waits behind another process's index transacti
 
 Example::
 
-    layout = KBSchema("recipes", settings)
+    layout = KBSchema("manual", settings)
     with pool.connection("migrate") as conn:
         layout.migrate(conn, dim=384)
     sql.SQL("SELECT count(*) FROM {}").format(layout.table("chunks"))
-    drop_kb("postgresql://postgres@127.0.0.1:5432/postgres", "recipes")
+    drop_kb("postgresql://postgres@127.0.0.1:5432/postgres", "manual")
 """
 
 from __future__ import annotations

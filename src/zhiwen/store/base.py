@@ -18,9 +18,9 @@ this module is only the contract, so every backend can import it without a cycle
 
 Example::
 
-    store: Store = open_store("embedded", path=kb_dir, name="recipes", dim=384)
+    store: Store = open_store("embedded", path=kb_dir, name="manual", dim=384)
     store.upsert(chunks, tokens=[tok.tokenize(c.text) for c in chunks], vectors=vecs, parents=docs)
-    ids_scores = store.search_text(tok.tokenize_query("宫保鸡丁"), k=10)
+    ids_scores = store.search_text(tok.tokenize_query("知识库"), k=10)
     store.search_vector(query_vec, k=10, filters=parse_filters({"category": "meat_dish"}))
 """
 

@@ -27,7 +27,7 @@ are numpy masks (:mod:`zhiwen.store._columns`) applied inside both branches.
 
 Example::
 
-    store = EmbeddedStore(Path("kbs/recipes/store"), dim=384)
+    store = EmbeddedStore(Path("kbs/manual/store"), dim=384)
     store.upsert(chunks, tokens=[tok.tokenize(c.text) for c in chunks], vectors=vecs, parents=docs)
     store.search_text(["宫保", "鸡丁"], k=10, filters=parse_filters({"category": "meat_dish"}))
 """

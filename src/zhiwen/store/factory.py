@@ -7,8 +7,8 @@ Example::
 
     from zhiwen.store import open_store
 
-    store = open_store("embedded", path=kb_dir / "store", name="recipes", dim=384)
-    store = open_store("postgresql://postgres@127.0.0.1:5432/zhiwen", path=kb_dir, name="recipes", dim=384)
+    store = open_store("embedded", path=kb_dir / "store", name="manual", dim=384)
+    store = open_store("postgresql://postgres@127.0.0.1:5432/zhiwen", path=kb_dir, name="manual", dim=384)
 """
 
 from __future__ import annotations

@@ -41,11 +41,11 @@ outage (:mod:`zhiwen.store._pg_pool`); a server that is down gives
 
 Example::
 
-    store = PostgresStore("postgresql://postgres@127.0.0.1:5432/postgres", kb="recipes", dim=384)
+    store = PostgresStore("postgresql://postgres@127.0.0.1:5432/postgres", kb="manual", dim=384)
     store.upsert(chunks, tokens=token_lists, vectors=vectors, parents=docs)
     store.search_text(["宫保", "鸡丁"], k=10, filters=parse_filters({"difficulty": {"lte": 2}}))
     store.close()
-    drop_kb("postgresql://postgres@127.0.0.1:5432/postgres", "recipes")
+    drop_kb("postgresql://postgres@127.0.0.1:5432/postgres", "manual")
 """
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ Example::
     >>> tok = Tokenizer()
     >>> tok.tokenize("上海浦东机场怎么去？")
     ['上海', '浦东', '上海浦东', '机场', '怎么', '去']
-    >>> add_words(["宫保鸡丁"])  # domain words stay whole (and their sub-words are kept)
-    >>> tok.tokenize("宫保鸡丁怎么做？")
-    ['宫保', '鸡丁', '宫保鸡', '宫保鸡丁', '怎么', '做']
+    >>> add_words(["知识库"])  # domain words stay whole (and their sub-words are kept)
+    >>> tok.tokenize("怎么创建知识库？")
+    ['宫保', '鸡丁', '宫保鸡', '知识库', '怎么', '做']
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``POST /api/v1/qa``: grounded answers for any KB, by the KB's app or by generic QA.
 
-Request ``{"kb": "recipes", "question": "宫保鸡丁怎么做", "top_k": 3, "stream": false}``.
+Request ``{"kb": "recipes", "question": "怎么创建知识库", "top_k": 3, "stream": false}``.
 The KB's ``app`` (``kb.json``) picks the app from the registry (recipes: routing, filters, dish
 names); any other KB gets generic QA. Both retrieve through the one pipeline, so runtime
 settings (rerank, MMR, thresholds) apply, and ``params`` reports what ran.
