@@ -39,6 +39,7 @@ from zhiwen.api.handlers import install_exception_handlers
 from zhiwen.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from zhiwen.api.routes import admin, health, kbs, qa, search, ui
 from zhiwen.appkit.deps import KBRegistry
+from zhiwen.appkit.envelope import ERROR_RESPONSES
 from zhiwen.apps.registry import AppRegistry, load_apps
 from zhiwen.config import Settings, get_settings
 from zhiwen.config.runtime import DynamicSettingsService
@@ -82,13 +83,13 @@ def create_app(
     app.add_middleware(RequestContextMiddleware, settings=settings)
 
     for module in (health, kbs, search, qa, admin):
-        app.include_router(module.router)
+        app.include_router(module.router, responses=ERROR_RESPONSES)
     mounted: list[str] = []
     if app_routers:
         for name, plugged in registry.items():
             router = plugged.router()
             if router is not None:
-                app.include_router(router)
+                app.include_router(router, responses=ERROR_RESPONSES)
                 mounted.append(name)
     app.state.app_routers = mounted
     ui.mount(app, STATIC_DIR)

@@ -44,3 +44,27 @@ def error_response(
     status: int, code: int, message: str, data: Any = None, headers: dict[str, str] | None = None
 ) -> JSONResponse:
     return JSONResponse(error_body(code, message, data), status_code=status, headers=headers)
+
+
+class ErrorEnvelope(BaseModel):
+    """Every error response: a seed 003 code (≠ 0), a Chinese message, optional details."""
+
+    code: int
+    message: str
+    data: Any = None
+
+
+def _error(description: str) -> dict[str, Any]:
+    return {"model": ErrorEnvelope, "description": description}
+
+
+#: the error responses every route may give, for the OpenAPI spec (``include_router(responses=…)``)
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: _error("请求格式错误（如 JSON 无法解析）"),
+    401: _error("未授权"),
+    404: _error("不存在（知识库、文档、工具）"),
+    413: _error("请求内容过大"),
+    422: _error("参数缺失、类型错误或取值无效（3001/3002/3003/2001）"),
+    429: _error("请求过于频繁"),
+    503: _error("依赖暂时不可用（如数据库），可稍后重试"),
+}

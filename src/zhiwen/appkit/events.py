@@ -70,3 +70,23 @@ async def sse_stream(events: Iterator[AppEvent], *, log: Any = None) -> AsyncIte
             else:
                 log.exception("stream failed unexpectedly")
         yield to_sse(error_event(exc))
+
+
+#: the OpenAPI description of a streamed answer (``responses=SSE_RESPONSE`` on a streaming route)
+SSE_RESPONSE: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "``stream: true``：服务器推送事件（SSE），每个事件的 data 为带 type 字段的 JSON",
+        "content": {
+            "text/event-stream": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "event": {"type": "string", "description": "事件类型，与 data 中的 type 相同"},
+                        "data": {"type": "string", "contentMediaType": "application/json"},
+                    },
+                    "required": ["data"],
+                }
+            }
+        },
+    }
+}

@@ -1,6 +1,6 @@
 """``POST /api/v1/qa``: grounded answers for any KB, by the KB's app or by generic QA.
 
-Request ``{"kb": "recipes", "question": "怎么创建知识库", "top_k": 3, "stream": false}``.
+Request ``{"kb": "demo", "question": "怎么创建知识库", "top_k": 3, "stream": false}``.
 The KB's ``app`` (``kb.json``) picks the app from the registry (recipes: routing, filters, dish
 names); any other KB gets generic QA. Both retrieve through the one pipeline, so runtime
 settings (rerank, MMR, thresholds) apply, and ``params`` reports what ran.
@@ -22,14 +22,14 @@ import logging
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool, StrictInt
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.appkit import AppAnswer, AppContext, AskRequest, Citation
 from zhiwen.appkit.deps import KBName, Question, get_app_context
 from zhiwen.appkit.envelope import Envelope, ok
-from zhiwen.appkit.events import sse_stream
+from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
 from zhiwen.appkit.qa import generic_ask, generic_stream
 from zhiwen.apps.registry import AppRegistry
 
@@ -40,8 +40,8 @@ router = APIRouter(tags=["qa"])
 class QARequest(BaseModel):
     kb: KBName = Field(description="知识库名称")
     question: Question = Field(description="问题")
-    top_k: int | None = Field(None, ge=1, le=50, description="来源数量（列表类问题为菜品数量）")
-    stream: bool = Field(False, description="以 SSE 流式返回答案")
+    top_k: StrictInt | None = Field(None, ge=1, le=50, description="来源数量（推荐类问题为条目数量）")
+    stream: StrictBool = Field(False, description="以 SSE 流式返回答案")
 
     model_config = {"json_schema_extra": {"examples": [{"kb": "demo", "question": "怎么创建知识库？"}]}}
 
@@ -72,7 +72,10 @@ def get_apps(request: Request) -> AppRegistry:
 
 
 @router.post(
-    "/api/v1/qa", summary="知识库问答（按知识库所属应用回答，或通用问答）", response_model=Envelope[QAData]
+    "/api/v1/qa",
+    summary="知识库问答（按知识库所属应用回答，或通用问答）",
+    response_model=Envelope[QAData],
+    responses=SSE_RESPONSE,
 )
 async def qa(
     body: QARequest,

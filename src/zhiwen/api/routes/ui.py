@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from zhiwen import __version__
 from zhiwen.appkit.deps import get_dynamic_settings_dep, get_settings_dep
-from zhiwen.appkit.envelope import Envelope, ok
+from zhiwen.appkit.envelope import ERROR_RESPONSES, Envelope, ok
 
 router = APIRouter(tags=["ui"])
 
@@ -63,5 +63,5 @@ def mount(app: FastAPI, static_dir: Path) -> None:
     def home() -> FileResponse:
         return FileResponse(index, media_type="text/html; charset=utf-8")
 
-    app.include_router(router)
+    app.include_router(router, responses=ERROR_RESPONSES)
     app.mount("/static", StaticFiles(directory=static_dir), name="static")
