@@ -52,7 +52,8 @@ def validation_error(exc: ValidationError) -> ToolValidationError | MissingParam
     detail = f"{name}: {first.get('msg', '')}"
     if kind == "missing":
         return MissingParameter(detail, message=f"缺少必需参数：{name}", data={"field": name})
-    if any(kind.endswith(t) for t in _TYPE_ERRORS) or kind in ("model_type", "dict_type", "list_type"):
+    # int_from_float: 2.5 for an integer field is the wrong type, not a wrong value
+    if any(kind.endswith(t) for t in _TYPE_ERRORS) or kind in ("model_type", "int_from_float"):
         return WrongParameterType(detail, message=f"参数类型错误：{name}", data={"field": name})
     return ToolValidationError(detail, message=f"输入参数有误：{name}", data={"field": name})
 
@@ -65,7 +66,9 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
         if isinstance(node, dict):
             ref = node.get("$ref")
             if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                return walk(dict(defs[ref.split("/")[-1]]))
+                # pydantic puts the field's description/default beside the $ref: keep them
+                siblings = {k: v for k, v in node.items() if k != "$ref"}
+                return walk({**defs[ref.split("/")[-1]], **siblings})
             return {k: walk(v) for k, v in node.items()}
         if isinstance(node, list):
             return [walk(v) for v in node]
