@@ -1,0 +1,108 @@
+"""``AdvisorApp``: the house-buying advisor (seed 003) as a zhiwen app.
+
+Four roles (政策专家, 市场分析师, 财务顾问, 购房顾问) answer through eight tools; standard mode runs
+the planned roles in order, discussion mode (深度分析) lets them negotiate a plan. ``setup``
+builds the statute and FAQ knowledge bases and the market tables from a data directory.
+
+Example::
+
+    >>> ctx = build_context()
+    >>> app.setup(Path("../shared/data"), ctx)                      # KBs + market tables
+    >>> answer = app.ask(AskRequest(question="总价300万，首付三成，贷款30年，利率3.1%，月供多少？"), ctx)
+    >>> answer.data["roles"][0]["tool_calls"][0]["result"]["monthly_payment"]
+    8967.34
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from zhiwen.appkit.app import AppAnswer, AppContext, AskRequest, BaseApp, KBSpec, SetupReport
+from zhiwen.appkit.events import AppEvent
+from zhiwen.apps.advisor.kb import build_faq_kb, build_policy_kb, find_law_dir
+from zhiwen.apps.advisor.market import build_market, market_path
+from zhiwen.apps.advisor.service import AdvisorService
+from zhiwen.apps.advisor.tools import FAQ_KB, POLICY_KB
+
+if TYPE_CHECKING:
+    import typer
+    from fastapi import APIRouter
+
+
+class AdvisorApp(BaseApp):
+    name = "advisor"
+    title = "购房顾问"
+    description = (
+        "购房决策助手：贷款与税费计算、还款压力评估、政策法规检索、二手房行情对比，多角色协作与深度讨论"
+    )
+    kbs = (
+        KBSpec(POLICY_KB, "购房相关法规（契税法、增值税法、个人所得税法、住房公积金管理条例等）与计算规则"),
+        KBSpec(FAQ_KB, "购房常见问题"),
+    )
+
+    def __init__(self, service: AdvisorService | None = None) -> None:
+        self.service = service or AdvisorService()
+
+    def setup(self, data_dir: Path, ctx: AppContext, *, progress: bool = True) -> SetupReport:
+        """Build the policy KB (statutes + rules), the FAQ KB and the market tables."""
+        start = time.perf_counter()
+        say = _printer(progress)
+        report = SetupReport(app=self.name)
+        say("[1/3] 构建市场数据表（链家二手房挂牌快照）…")
+        market = build_market(Path(data_dir))
+        market.save(market_path(ctx.settings.home))
+        report.notes.append(f"市场数据：{len(market.listings)} 套挂牌房源，城市：{'、'.join(market.cities)}")
+        say("[2/3] 构建政策法规知识库…")
+        report.kbs[POLICY_KB] = build_policy_kb(ctx, find_law_dir(Path(data_dir)), progress=progress)
+        say("[3/3] 构建常见问题知识库…")
+        report.kbs[FAQ_KB] = build_faq_kb(ctx, progress=progress)
+        report.seconds = round(time.perf_counter() - start, 3)
+        return report
+
+    def ask(self, request: AskRequest, ctx: AppContext) -> AppAnswer:
+        """A standard (or ``options["mode"]``) chat turn, collected into one answer."""
+        _, answer = self.service.answer(
+            ctx,
+            request.question,
+            session_id=request.session_id,
+            mode=str(request.options.get("mode") or "standard"),
+            history=request.history,
+        )
+        return answer
+
+    def stream(self, request: AskRequest, ctx: AppContext) -> Iterator[AppEvent]:
+        """The same events as ``POST /api/v1/chat``: role_start, role_result, discussion, done."""
+        _, events = self.service.chat(
+            ctx,
+            request.question,
+            session_id=request.session_id,
+            mode=str(request.options.get("mode") or "standard"),
+            history=request.history,
+        )
+        return events
+
+    def router(self) -> APIRouter:
+        from zhiwen.apps.advisor.api import build_router
+
+        return build_router(self)
+
+    def cli(self) -> typer.Typer:
+        from zhiwen.apps.advisor.cli import build_cli
+
+        return build_cli(self)
+
+
+def _printer(enabled: bool) -> Callable[[str], None]:
+    from zhiwen.appkit.console import console
+
+    def say(text: str) -> None:
+        if enabled:
+            console.print(text, highlight=False)
+
+    return say
+
+
+app = AdvisorApp()

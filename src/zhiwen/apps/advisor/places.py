@@ -1,0 +1,192 @@
+"""Cities, districts and 板块 named in a question, from the shipped gazetteer data file.
+
+The Lianjia ``location`` column is the 板块; ``zhiwen/data/listings/gazetteer.json`` (engine data,
+read here through :mod:`importlib.resources`, never through another app's code) maps every
+板块 of the five crawled cities to its district and lists district aliases (浦东 = 浦东新区).
+
+Example::
+
+    >>> find_cities("想在上海买房")
+    ['上海']
+    >>> [(m.surface, m.district) for m in find_districts("浦东和闵行哪个房价高")]
+    [('浦东', '浦东新区'), ('闵行', '闵行区')]
+    >>> district_of("上海", "莘庄")
+    '闵行区'
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+GAZETTEER = ("data", "listings", "gazetteer.json")
+
+# cities users name that the 2019 listings do not cover (policy and maths still apply)
+OTHER_CITIES = (
+    "北京",
+    "天津",
+    "重庆",
+    "南京",
+    "苏州",
+    "武汉",
+    "西安",
+    "长沙",
+    "郑州",
+    "青岛",
+    "厦门",
+    "南宁",
+    "合肥",
+    "福州",
+    "济南",
+    "东莞",
+    "佛山",
+    "宁波",
+    "无锡",
+    "昆明",
+    "沈阳",
+    "大连",
+    "哈尔滨",
+    "长春",
+    "石家庄",
+    "太原",
+    "贵阳",
+    "南昌",
+    "海口",
+    "兰州",
+    "珠海",
+    "温州",
+    "绍兴",
+    "嘉兴",
+    "常州",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceMention:
+    surface: str  # as written: 浦东
+    city: str
+    district: str  # canonical: 浦东新区
+    bankuai: str | None = None  # set when the mention is a 板块
+    start: int = 0
+
+
+@lru_cache(maxsize=1)
+def gazetteer() -> dict[str, Any]:
+    path = resources.files("zhiwen").joinpath("/".join(GAZETTEER))
+    data: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    return data
+
+
+def listing_cities() -> dict[str, str]:
+    """City name → Lianjia file code (上海 → sh)."""
+    return {name: spec["code"] for name, spec in gazetteer()["cities"].items()}
+
+
+@lru_cache(maxsize=1)
+def _city_names() -> list[tuple[str, str]]:
+    names = []
+    for city, spec in gazetteer()["cities"].items():
+        names += [(city, city)] + [(a, city) for a in spec.get("aliases", ()) if len(a) >= 2]
+    names += [(c, c) for c in OTHER_CITIES] + [(c + "市", c) for c in OTHER_CITIES]
+    return sorted(names, key=lambda p: -len(p[0]))
+
+
+@lru_cache(maxsize=1)
+def _district_names() -> list[tuple[str, str, str, str | None]]:
+    """(surface, city, district, bankuai) for every district name, alias and 板块, longest first."""
+    weak = set(gazetteer().get("weak_bankuai", ()))
+    out: list[tuple[str, str, str, str | None]] = []
+    for city, spec in gazetteer()["cities"].items():
+        for district, d in spec["districts"].items():
+            short = district[:-1] if district.endswith(("区", "市")) and len(district) > 2 else district
+            for name in {district, short, *d.get("aliases", ())}:
+                if len(name) >= 2:
+                    out.append((name, city, district, None))
+            for bk in d.get("bankuai", ()):
+                if len(bk) >= 2 and bk not in weak:
+                    out.append((bk, city, district, bk))
+    return sorted(out, key=lambda p: -len(p[0]))
+
+
+def find_cities(text: str) -> list[str]:
+    """Cities named in ``text``, in order of appearance, without repeats."""
+    found: list[tuple[int, str]] = []
+    taken: list[tuple[int, int]] = []
+    for name, city in _city_names():
+        start = text.find(name)
+        while start >= 0:
+            end = start + len(name)
+            if not any(s < end and start < e for s, e in taken):
+                taken.append((start, end))
+                found.append((start, city))
+            start = text.find(name, end)
+    out: list[str] = []
+    for _, city in sorted(found):
+        if city not in out:
+            out.append(city)
+    return out
+
+
+def find_districts(text: str, *, city: str | None = None) -> list[PlaceMention]:
+    """Districts (and 板块) named in ``text``; ``city`` settles names several cities share."""
+    candidates: dict[tuple[int, int], list[PlaceMention]] = {}
+    for name, c, district, bankuai in _district_names():
+        start = text.find(name)
+        while start >= 0:
+            end = start + len(name)
+            candidates.setdefault((start, end), []).append(PlaceMention(name, c, district, bankuai, start))
+            start = text.find(name, end)
+    # a span inside a longer one is not a mention of its own (浦东新区 beats 浦东)
+    kept: list[tuple[int, int]] = []
+    for span in sorted(candidates, key=lambda s: (s[0], -(s[1] - s[0]))):
+        if not any(k[0] <= span[0] and span[1] <= k[1] for k in kept):
+            kept.append(span)
+    unambiguous: Counter[str] = Counter()
+    for span in kept:
+        cities = {m.city for m in candidates[span]}
+        if len(cities) == 1:
+            unambiguous[cities.pop()] += 1
+    preferred = city or (unambiguous.most_common(1)[0][0] if unambiguous else None)
+    out: list[PlaceMention] = []
+    seen: set[tuple[str, str]] = set()
+    for span in sorted(kept):
+        cands = candidates[span]
+        if preferred is not None:
+            in_city = [m for m in cands if m.city == preferred]
+            if city is not None and not in_city:
+                continue
+            cands = in_city or cands
+        chosen = min(cands, key=lambda m: m.bankuai is not None)  # a district reading first
+        key = (chosen.city, chosen.bankuai or chosen.district)
+        if key not in seen:
+            seen.add(key)
+            out.append(chosen)
+    return out
+
+
+def district_of(city: str, bankuai: str) -> str | None:
+    """The district of a Lianjia 板块 (``location``), or None when the gazetteer lacks it."""
+    spec = gazetteer()["cities"].get(city)
+    if spec is None:
+        return None
+    for district, d in spec["districts"].items():
+        if bankuai in d.get("bankuai", ()):
+            return str(district)
+    return None
+
+
+def canonical_district(city: str, name: str) -> str | None:
+    """浦东 / 浦东新区 / 南汇 → 浦东新区 within ``city``; None when unknown."""
+    spec = gazetteer()["cities"].get(city)
+    if spec is None:
+        return None
+    name = name.strip()
+    for district, d in spec["districts"].items():
+        short = district[:-1] if district.endswith(("区", "市")) and len(district) > 2 else district
+        if name in (district, short) or name in d.get("aliases", ()):
+            return str(district)
+    return None

@@ -1,0 +1,108 @@
+"""The LLM as a writer of role messages, held to the numbers of the tools and the user.
+
+:func:`write_message` asks the LLM (one call) to rewrite a role's templated message in its
+own words; every number in the reply must match a tool result, the user's input or the
+template (:mod:`zhiwen.apps.advisor.verify`), and the template's key (bold) figures must stay.
+On a mismatch, a dropped key figure, an empty reply or an LLM error,
+the templated message is used and the reason logged. Without an LLM the template is used as is.
+
+Example::
+
+    >>> written = write_message(llm, role, template, results=[loan], user_texts=["总价300万…"])
+    >>> written.text, written.llm_used, written.fallback_reason
+    ('按您的条件，月供约8,967元…', True, None)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from zhiwen.apps.advisor.roles import Role
+from zhiwen.apps.advisor.verify import NumberCheck, allowed_numbers, check_numbers, missing_key_numbers
+from zhiwen.errors import LLMError
+from zhiwen.generate.base import ChatModel
+from zhiwen.generate.llm import error_outcome, llm_purpose
+
+log = logging.getLogger(__name__)
+
+MIN_SHARE = 0.2  # an LLM message shorter than this share of the template is not a rewrite
+_RULES = (
+    "写作要求：用简洁自然的中文回答，不超过350字；保留参考稿中的关键数字、规则来源和日期；"
+    "只能使用参考稿、工具结果或用户提供的数字，不得新增、估算或改动任何数字；不要使用代码块。"
+)
+
+
+@dataclass(slots=True)
+class Written:
+    text: str
+    llm_used: bool = False
+    fallback_reason: str | None = None  # no_llm | number_mismatch | empty | timeout | error …
+    number_check: NumberCheck | None = None
+    llm_calls: int = 0
+
+    def meta(self) -> dict[str, Any]:
+        return {
+            "llm_used": self.llm_used,
+            "fallback_reason": self.fallback_reason,
+            "number_check": None if self.number_check is None else self.number_check.to_dict(),
+        }
+
+
+def write_message(
+    llm: ChatModel | None,
+    role: Role,
+    template: str,
+    *,
+    results: Sequence[Any],
+    user_texts: Sequence[str],
+    question: str = "",
+    instruction: str = "",
+    purpose: str = "advisor.role",
+) -> Written:
+    """The LLM's version of ``template`` when it passes the number check, else ``template``."""
+    if llm is None:
+        return Written(template, fallback_reason="no_llm")
+    payload = json.dumps(list(results), ensure_ascii=False, default=str)[:6000]
+    messages = [
+        {"role": "system", "content": f"{role.prompt}\n{_RULES}"},
+        {
+            "role": "user",
+            "content": f"用户问题：{question}\n{instruction}\n工具结果（JSON）：{payload}\n"
+            f"参考稿：\n{template}\n\n请以{role.name}的身份改写参考稿。",
+        },
+    ]
+    try:
+        with llm_purpose(purpose):
+            reply = llm.chat(messages)
+    except LLMError as exc:
+        reason = error_outcome(exc)
+        log.warning("advisor: %s message by LLM failed (%s); using the template", role.key, reason)
+        return Written(template, fallback_reason=reason, llm_calls=1)
+    except Exception:  # a broken adapter must not take the answer down
+        log.exception("advisor: LLM adapter raised for %s", role.key)
+        return Written(template, fallback_reason="error", llm_calls=1)
+    text = (reply.content or "").strip()
+    if not text:
+        return Written(template, fallback_reason="empty", llm_calls=1)
+    check = check_numbers(text, allowed_numbers(results, [*user_texts, template]))
+    missing = missing_key_numbers(text, template)
+    if check.ok and missing:
+        log.warning(
+            "advisor: %s LLM message drops key figures (%s); using the template", role.key, ", ".join(missing)
+        )
+        return Written(template, fallback_reason="missing_key_numbers", number_check=check, llm_calls=1)
+    if not check.ok:
+        log.warning(
+            "advisor: %s LLM message has numbers no tool or user gave (%s); using the template",
+            role.key,
+            ", ".join(check.unsupported[:5]),
+        )
+        return Written(template, fallback_reason="number_mismatch", number_check=check, llm_calls=1)
+    if len(text) < MIN_SHARE * len(template):  # "好的。" is no answer to a table of figures
+        log.warning("advisor: %s LLM message too short (%d chars); using the template", role.key, len(text))
+        return Written(template, fallback_reason="too_short", number_check=check, llm_calls=1)
+    return Written(text, llm_used=True, number_check=check, llm_calls=1)

@@ -1,0 +1,134 @@
+"""The facts extractor: Chinese amounts in every common spelling, and follow-up questions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cn2an
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zhiwen.apps.advisor.facts import UserFacts, extract_facts, facts_from_messages, merge_facts, parse_number
+from zhiwen.apps.advisor.sessions import SessionStore
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("300万", 3_000_000),
+        ("三百万", 3_000_000),
+        ("两万", 20_000),
+        ("2万", 20_000),
+        ("两万五", 25_000),
+        ("1.5万", 15_000),
+        ("2万5千", 25_000),
+        ("一百五十万", 1_500_000),
+        ("3.1", 3.1),
+        ("三点一", 3.1),
+        ("二点五万", 25_000),
+        ("8000", 8000),
+    ],
+)
+def test_parse_number(text: str, value: float) -> None:
+    assert parse_number(text) == pytest.approx(value)
+
+
+CASES: list[tuple[str, dict[str, Any]]] = [
+    (
+        "总价300万，首付三成，贷款30年，利率3.1%，等额本息月供多少？我月收入2万，压力大吗？",
+        {
+            "price": 3e6,
+            "down_payment_ratio": 0.3,
+            "loan_years": 30,
+            "rate": 3.1,
+            "method": "equal_payment",
+            "monthly_income": 20_000,
+        },
+    ),
+    ("三百万的房子首付90万", {"price": 3e6, "down_payment": 9e5}),
+    ("预算两百万，月薪两万五", {"budget": 2e6, "monthly_income": 25_000}),
+    ("2万元月收入也行吧，总价300", {"price": 3e6}),
+    ("首付30%，二十五年贷款", {"down_payment_ratio": 0.3, "loan_years": 25}),
+    ("首付百分之二十，贷款二十五年", {"down_payment_ratio": 0.2, "loan_years": 25}),
+    (
+        "面积89平，满五唯一，首套",
+        {"area": 89.0, "is_only_home": True, "house_age_years": 5, "is_first_home": True},
+    ),
+    (
+        "二套，140平米，房龄1年，上海",
+        {"area": 140.0, "is_first_home": False, "house_age_years": 1, "city": "上海"},
+    ),
+    (
+        "年收入36万，想在浦东买两房",
+        {"monthly_income": 30_000, "rooms": 2, "city": "上海", "districts": ["浦东"]},
+    ),
+    ("月收入2万一个月", {"monthly_income": 20_000}),
+    ("3,000,000元的房子，等额本金", {"price": 3e6, "method": "equal_principal"}),
+    ("利率三点一", {"rate": 3.1}),
+    ("月供8000，月收入1.5万", {"monthly_payment": 8000, "monthly_income": 15_000}),
+    ("莘庄的两居", {"city": "上海", "bankuai": ["莘庄"], "rooms": 2}),
+    ("杭州西湖区和滨江哪个贵", {"city": "杭州", "districts": ["西湖区", "滨江"]}),
+    ("用公积金贷款买首套", {"provident_fund": True, "is_first_home": True}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), CASES)
+def test_extract_facts(text: str, expected: dict[str, Any]) -> None:
+    known = extract_facts(text).known()
+    for key, value in expected.items():
+        assert known.get(key) == (pytest.approx(value) if isinstance(value, float) else value), (key, known)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(min_value=1, max_value=9999))
+def test_chinese_and_digit_amounts_agree(wan: int) -> None:
+    """总价N万 reads the same whether N is written in digits or Chinese numerals."""
+    chinese = cn2an.an2cn(str(wan))
+    assert extract_facts(f"总价{wan}万").price == extract_facts(f"总价{chinese}万").price == wan * 10_000
+
+
+def test_follow_up_reuses_earlier_facts() -> None:
+    first = extract_facts("总价300万，首付三成，贷款30年，利率3.1%，月收入2万")
+    after = merge_facts(first, extract_facts("那如果首付150万呢？"))
+    assert after.down_payment == 1_500_000 and after.down_payment_ratio is None
+    assert after.effective_ratio() == 0.5
+    assert (after.price, after.loan_years, after.rate, after.monthly_income) == (3e6, 30, 3.1, 20_000)
+    back = merge_facts(after, extract_facts("还是首付三成吧"))
+    assert back.down_payment is None and back.down_payment_ratio == 0.3
+
+
+def test_facts_from_messages_reads_user_turns_only() -> None:
+    facts = facts_from_messages(
+        [
+            {"role": "user", "content": "预算200万"},
+            {"role": "assistant", "content": "总价500万的房子月供……"},
+            {"role": "user", "content": "月收入1万"},
+        ]
+    )
+    assert facts.budget == 2e6 and facts.price is None and facts.monthly_income == 10_000
+    assert facts.target_price == 2e6
+
+
+def test_sessions_are_bounded_and_expire() -> None:
+    now = [0.0]
+    store = SessionStore(max_sessions=2, ttl_s=10, max_turns=3, timer=lambda: now[0])
+    s = store.get("a")
+    s.add_user("总价300万")
+    s.add_user("首付三成")
+    s.add_user("月收入2万")
+    s.add_assistant("好的")
+    assert len(s.history) == 3 and s.facts.price == 3e6  # facts outlive the trimmed history
+    store.get("b")
+    store.get("c")
+    assert store.peek("a") is None and len(store) == 2  # the least recently used went first
+    now[0] = 11.0
+    assert len(store) == 0
+    assert store.get("b").facts == UserFacts()
+
+
+def test_session_seeded_from_client_history() -> None:
+    store = SessionStore()
+    s = store.get("x")
+    s.seed([{"role": "user", "content": "总价300万，首付三成"}, {"role": "assistant", "content": "好的"}])
+    assert s.facts.price == 3e6 and len(s.history) == 2
