@@ -158,6 +158,7 @@ class FakeOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # else every call waits ~40 ms for a delayed ACK
 
             def log_message(self, format: str, *args: Any) -> None:  # silence stderr
                 pass

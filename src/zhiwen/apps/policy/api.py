@@ -1,0 +1,104 @@
+"""``POST /api/v1/policy/ask`` — seed 001's policy QA inside the ``{code, message, data}`` envelope.
+
+Request ``{"question": str, "top_n": 20, "as_of": "2026-01-15", "stream": false}``. Response::
+
+    {"code": 0, "message": "success",
+     "data": {"answer": "【免签政策表】\\n塞尔维亚（Serbia）：免签停留 30 天…[1]…",
+              "intent": "airline_visa_free", "rewritten_question": "…（国家：塞尔维亚 Serbia；…）",
+              "strategy": "dual", "fallback_reason": null,
+              "sources": [{"kb": "policy_visa", "id": "country/RS#0", "title": "…", "text": "…",
+                           "score": 0.91, "rerank_score": null, "metadata": {…}}],
+              "llm_used": false, "extractive_reason": "no_llm", "as_of": "2026-01-15",
+              "timings_ms": {"classify": 1.2, "rewrite": 0.1, "retrieve": 40.5, "answer": 0.4, …}}}
+
+With ``"stream": true`` the answer comes as server-sent events: ``meta`` (intent, rewritten
+question, strategy, fallback_reason), ``sources``, ``delta`` (``{"text": …}``, repeated), ``done``
+(everything else) — or ``error`` in-band if something fails after the first byte.
+
+Errors: empty question → 422 / 3003; ``top_n`` outside 1..``max_top_n`` → 422 / 3003; wrong
+types (``top_n: "x"``, a bad ``as_of`` date) → 422 / 3002; missing question → 422 / 3001. LLM,
+classifier, rewrite and KB failures are never errors: they fall back (``fallback_reason``).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import date
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
+from sse_starlette import EventSourceResponse
+from starlette.concurrency import run_in_threadpool
+
+from zhiwen.appkit import AppContext
+from zhiwen.appkit.deps import Question, get_app_context
+from zhiwen.appkit.envelope import Envelope, ok
+from zhiwen.appkit.events import sse_stream
+
+from .service import ask_policy, check_top_n, stream_policy
+from .settings import get_policy_settings
+
+log = logging.getLogger(__name__)
+
+router = APIRouter(tags=["policy"])
+
+
+class PolicyAskIn(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    question: Question = Field(description="问题，例如：关于塞尔维亚的机组人员入出境，下列说法正确的有")
+    top_n: Annotated[StrictInt, Field(ge=1, le=1000)] | None = Field(
+        None, description="返回来源数（默认 20：专业库 10 + 通用库 10）"
+    )
+    as_of: date | None = Field(None, description="按哪天判断政策是否到期（默认今天），YYYY-MM-DD")
+    stream: StrictBool = Field(False, description="以 SSE 流式返回答案")
+
+
+class PolicySource(BaseModel):
+    kb: str | None = Field(None, description="知识库")
+    id: str = Field(description="片段 ID")
+    title: str = ""
+    text: str = ""
+    score: float | None = None
+    rerank_score: float | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class PolicyCountry(BaseModel):
+    iso2: str
+    zh: str
+    en: str
+
+
+class PolicyAskData(BaseModel):
+    answer: str
+    intent: str = Field(description="visa_free | airline_visa_free | both | other")
+    rewritten_question: str | None = Field(None, description="改写后的问题（通用问题不改写）")
+    strategy: str = Field(description="dual | single")
+    fallback_reason: str | None = Field(None, description="降级为单问题检索的原因")
+    sources: list[PolicySource]
+    llm_used: bool
+    extractive_reason: str | None = None
+    as_of: str
+    countries: list[PolicyCountry] = Field(default_factory=list)
+    classification: dict[str, Any] = Field(default_factory=dict)
+    kb_errors: dict[str, str] = Field(default_factory=dict)
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+
+
+@router.post(
+    "/api/v1/policy/ask",
+    summary="政策问答（免签 / 机组 / 法规，seed 001）",
+    response_model=Envelope[PolicyAskData],
+)
+async def policy_ask(body: PolicyAskIn, ctx: AppContext = Depends(get_app_context)) -> Any:
+    settings = get_policy_settings()
+    top_n = check_top_n(body.top_n, settings)  # 4xx before any work or stream starts
+    if body.stream:
+        events = stream_policy(body.question, ctx, top_n=top_n, as_of=body.as_of, settings=settings)
+        return EventSourceResponse(sse_stream(events, log=log), ping=15)
+    result = await run_in_threadpool(
+        ask_policy, body.question, ctx, top_n=top_n, as_of=body.as_of, settings=settings
+    )
+    return ok(result.data())

@@ -1,0 +1,107 @@
+"""The policy QA app object (seed 001): visa-free, airline/crew and general statutes.
+
+``setup(DATA_DIR)`` builds the KBs the mapping (``data/kbs.toml`` or ``ZHIWEN_POLICY__KB_CONFIG``)
+describes; ``ask`` runs intent → rewrite → dual/single retrieval → answer (see :mod:`.service`).
+
+Example::
+
+    >>> from zhiwen.apps.policy import app
+    >>> ctx = build_context()
+    >>> app.setup(Path("../shared/data"), ctx).kbs
+    {'policy_visa': 225, 'policy_airline': 111, 'policy_general': 1007}
+    >>> answer = app.ask(AskRequest(question="中国公民去泰国需要签证吗？"), ctx)
+    >>> answer.data["intent"], answer.data["strategy"]
+    ('visa_free', 'dual')
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from zhiwen.appkit import AppAnswer, AppContext, AppEvent, AskRequest, BaseApp, KBSpec, SetupReport
+from zhiwen.errors import IngestError
+
+from .corpus import build_corpus
+from .settings import get_policy_settings
+
+
+class PolicyApp(BaseApp):
+    name = "policy"
+    title = "政策问答"
+    description = "出入境免签、机组人员与相关法规问答：意图分类、问题改写、双问题检索与独立重排序（seed 001）"
+    kbs = (
+        KBSpec("policy_visa", "免签库：各国免签政策表与政策说明"),
+        KBSpec("policy_airline", "航司库：机组、过境、口岸相关条款"),
+        KBSpec("policy_general", "通用库：全部法规"),
+    )
+
+    def setup(self, data_dir: Path, ctx: AppContext, *, progress: bool = True) -> SetupReport:
+        """Build every KB of the mapping that has sources (a KB without sources is left alone)."""
+        from zhiwen.kb import open_kb
+
+        from .service import kb_config
+
+        started = time.perf_counter()
+        data_dir = Path(data_dir)
+        if not data_dir.is_dir():
+            raise IngestError(f"not a directory: {data_dir}", message=f"数据目录不存在：{data_dir}")
+        cfg = kb_config(get_policy_settings())
+        report = SetupReport(app=self.name)
+        for role, entry in cfg.kbs.items():
+            if not entry.sources:
+                report.notes.append(f"{entry.name}：未配置数据源，跳过（请自行导入）")
+                continue
+            corpus = build_corpus(entry, data_dir, role=role)
+            kb = open_kb(entry.name, settings=ctx.settings, create=True, app=self.name)
+            indexed = kb.index_documents(
+                corpus.documents, chunks=corpus.chunks, prune=True, progress=progress
+            )
+            report.kbs[kb.name] = indexed.chunks
+            report.notes.extend(f"{entry.name}：{note}" for note in corpus.notes)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def ask(self, request: AskRequest, ctx: AppContext) -> AppAnswer:
+        """Options: ``top_n`` (default ``rerank_top_n``), ``as_of`` (ISO date, default today)."""
+        from .service import ask_policy
+
+        top_n = request.options.get("top_n", request.top_k)
+        result = ask_policy(request.question, ctx, top_n=top_n, as_of=request.options.get("as_of"))
+        return AppAnswer(
+            answer=result.answer,
+            citations=list(result.prepared.sources),
+            llm_used=result.llm_used,
+            extractive_reason=result.extractive_reason,
+            params=result.params,
+            data=result.data(),
+        )
+
+    def stream(self, request: AskRequest, ctx: AppContext) -> Iterator[AppEvent]:
+        from .service import stream_policy
+
+        top_n = request.options.get("top_n", request.top_k)
+        return stream_policy(request.question, ctx, top_n=top_n, as_of=request.options.get("as_of"))
+
+    def render(self, answer: AppAnswer) -> bool:
+        from .cli import render
+
+        render(answer.data)
+        return True
+
+    def router(self) -> Any:
+        from .api import router
+
+        return router
+
+    def cli(self) -> typer.Typer | None:
+        from .cli import commands
+
+        return commands(self)
+
+
+app = PolicyApp()

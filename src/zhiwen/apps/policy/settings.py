@@ -1,0 +1,57 @@
+"""Settings of the policy QA app (seed 001), read from ``ZHIWEN_POLICY__*`` variables.
+
+Example::
+
+    >>> get_policy_settings().rerank_top_n
+    20
+    >>> PolicySettings(enable_intent_classifier=False).enable_intent_classifier
+    False
+
+Variables (and ``.env`` in the working directory): ``ZHIWEN_POLICY__ENABLE_INTENT_CLASSIFIER``,
+``ZHIWEN_POLICY__INTENT_CLASSIFIER_TIMEOUT`` (seconds), ``ZHIWEN_POLICY__RERANK_TOP_N``,
+``ZHIWEN_POLICY__KB_CONFIG`` (your own KB mapping TOML), ``ZHIWEN_POLICY__VISA_KB`` /
+``AIRLINE_KB`` / ``GENERAL_KB`` (KB names overriding the mapping's), …
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class PolicySettings(BaseSettings):
+    """Seed 001: intent classification, rewrite, dual retrieval and rerank sizes."""
+
+    model_config = SettingsConfigDict(env_prefix="ZHIWEN_POLICY__", env_file=".env", extra="ignore")
+
+    enable_intent_classifier: bool = True  # off: every question takes single retrieval
+    intent_classifier_timeout: float = Field(5.0, gt=0, le=120)  # seconds, the LLM classifier's bound
+    rewrite_timeout: float = Field(8.0, gt=0, le=120)  # seconds, the LLM rewrite's bound
+    answer_timeout: float | None = Field(None, gt=0, le=600)  # None: the LLM client's own timeout
+    rerank_top_n: int = Field(20, ge=1, le=100)  # kept after rerank: rerank_top_n / 2 per group
+    max_top_n: int = Field(100, ge=1, le=1000)  # the largest top_n a request may ask for
+    # the offline embedding classifier accepts its best label from this cosine similarity on;
+    # None: calibrated per embedder (intent.DEFAULT_THRESHOLDS)
+    embedding_threshold: float | None = Field(None, ge=-1.0, le=1.0)
+    kb_config: str | None = None  # path of a KB mapping TOML; None: the one shipped with the app
+    visa_kb: str | None = None  # KB names; None: the mapping's names
+    airline_kb: str | None = None
+    general_kb: str | None = None
+    context_chars: int = Field(600, ge=100, le=5000)  # per source, in the LLM prompt
+    source_chars: int = Field(500, ge=50, le=5000)  # per source, in the response
+
+
+@lru_cache(maxsize=1)
+def get_policy_settings() -> PolicySettings:
+    """The process-wide policy settings (environment and ``.env`` read once)."""
+    return PolicySettings()
+
+
+def reset_policy_settings() -> None:
+    """Forget the cached settings (tests change the environment between cases)."""
+    get_policy_settings.cache_clear()
+
+
+__all__ = ["PolicySettings", "get_policy_settings", "reset_policy_settings"]
