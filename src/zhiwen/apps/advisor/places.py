@@ -1,6 +1,6 @@
 """Cities, districts and 板块 named in a question, from the shipped gazetteer data file.
 
-The Lianjia ``location`` column is the 板块; ``zhiwen/data/listings/gazetteer.json`` (engine data,
+The Lianjia ``location`` column is the 板块; ``zhiwen/data/geo/gazetteer.json`` (shared geography data,
 read here through :mod:`importlib.resources`, never through another app's code) maps every
 板块 of the five crawled cities to its district and lists district aliases (浦东 = 浦东新区).
 
@@ -23,7 +23,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-GAZETTEER = ("data", "listings", "gazetteer.json")
+GAZETTEER = ("data", "geo", "gazetteer.json")
 
 # cities users name that the 2019 listings do not cover (policy and maths still apply)
 OTHER_CITIES = (

@@ -1,7 +1,7 @@
 """板块 → 区 gazetteer for the five Lianjia cities, with aliases and fuzzy matching.
 
 The Lianjia CSVs name a listing's 板块 (``location``, e.g. 莘庄) but not its district. The data
-file ``zhiwen/data/listings/gazetteer.json`` maps every 板块 of the crawl to its district (2019
+file ``zhiwen/data/geo/gazetteer.json`` maps every 板块 of the crawl to its district (2019
 boundaries), lists district aliases (浦东 = 浦东新区, 闸北 → 静安区), 板块 aliases and 板块
 groups (珠江新城 → 珠江新城东/中/西). Seed 000's 位置模糊匹配: near-misses (莘庄镇, 陆家咀)
 resolve through suffix stripping and rapidfuzz.
@@ -268,7 +268,7 @@ class Gazetteer:
 
 
 def _load_data() -> dict[str, Any]:
-    text = resources.files("zhiwen").joinpath("data/listings/gazetteer.json").read_text(encoding="utf-8")
+    text = resources.files("zhiwen").joinpath("data/geo/gazetteer.json").read_text(encoding="utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
 
