@@ -58,6 +58,42 @@ def validation_error(exc: ValidationError) -> ToolValidationError | MissingParam
     return ToolValidationError(detail, message=f"输入参数有误：{name}", data={"field": name})
 
 
+_JSON_TYPES: tuple[tuple[type, str], ...] = (
+    (bool, "boolean"),  # before int: a bool is an int in Python, never in JSON Schema
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+    (type(None), "null"),
+)
+
+
+def _schema_types(prop: Mapping[str, Any]) -> set[str]:
+    types = prop.get("type")
+    found = set(types) if isinstance(types, list) else {types} if isinstance(types, str) else set()
+    for key in ("anyOf", "oneOf"):
+        for option in prop.get(key, ()):
+            found |= _schema_types(option)
+    return found
+
+
+def _first_json_type_mismatch(properties: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | None:
+    """The first top-level argument whose JSON type the schema does not allow (true for a number,
+    "3" for an integer): pydantic's lax mode would coerce those, a tool must not."""
+    for name, value in arguments.items():
+        allowed = _schema_types(properties.get(name, {}))
+        if not allowed:
+            continue
+        kind = next(t for cls, t in _JSON_TYPES if isinstance(value, cls)) if value is not None else "null"
+        if kind in allowed or (kind == "integer" and "number" in allowed):
+            continue
+        if kind == "number" and "integer" in allowed and float(value).is_integer():
+            continue  # 30.0 for an integer: a JSON number all the same
+        return name
+    return None
+
+
 def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     """OpenAI function schemas are friendlier without ``$defs``: inline every local ``$ref``."""
     defs = schema.pop("$defs", {})
@@ -88,17 +124,32 @@ class Tool(Generic[A]):
         if isinstance(arguments, self.args_model):
             return arguments  # type: ignore[return-value]
         try:
-            return self.args_model.model_validate(dict(arguments or {}))  # type: ignore[return-value]
-        except ValidationError as exc:
-            raise validation_error(exc) from None
+            data = dict(arguments or {})
         except (TypeError, ValueError) as exc:  # arguments that are not a mapping at all
             raise WrongParameterType(str(exc), message="参数类型错误：arguments") from None
+        wrong = _first_json_type_mismatch(self._properties(), data)
+        if wrong is not None:
+            raise WrongParameterType(
+                f"{wrong}: JSON type does not match the schema",
+                message=f"参数类型错误：{wrong}",
+                data={"field": wrong},
+            )
+        try:
+            return self.args_model.model_validate(data)  # type: ignore[return-value]
+        except ValidationError as exc:
+            raise validation_error(exc) from None
 
     def run(self, args: A) -> Any:
         raise NotImplementedError
 
     def __call__(self, arguments: Mapping[str, Any] | BaseModel | None = None) -> Any:
         return self.run(self.validate(arguments))
+
+    def _properties(self) -> dict[str, Any]:
+        cached: dict[str, Any] | None = self.__dict__.get("_schema_properties")
+        if cached is None:
+            cached = self.__dict__["_schema_properties"] = self.parameters_schema()["properties"]
+        return cached
 
     def parameters_schema(self) -> dict[str, Any]:
         schema = _inline_refs(self.args_model.model_json_schema())

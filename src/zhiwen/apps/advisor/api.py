@@ -29,7 +29,7 @@ from starlette.concurrency import run_in_threadpool
 from zhiwen.appkit.app import AppContext
 from zhiwen.appkit.deps import Question, get_app_context
 from zhiwen.appkit.envelope import Envelope, ok
-from zhiwen.appkit.events import sse_stream
+from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
 from zhiwen.apps.advisor.tools import LoanArgs, TaxArgs, build_registry
 from zhiwen.errors import MissingParameter, WrongParameterType
 from zhiwen.tools import ToolRegistry
@@ -141,7 +141,12 @@ def build_router(app: AdvisorApp) -> APIRouter:
     router = APIRouter(tags=["advisor"])
     calculators = build_registry(None)  # the calculators need no context
 
-    @router.post("/api/v1/chat", summary="购房咨询对话（SSE：role_start / role_result / discussion / done）")
+    @router.post(
+        "/api/v1/chat",
+        summary="购房咨询对话（SSE：role_start / role_result / discussion / done）",
+        response_class=EventSourceResponse,
+        responses=SSE_RESPONSE,
+    )
     async def chat(body: ChatRequest, ctx: AppContext = Depends(get_app_context)) -> EventSourceResponse:
         _, events = await run_in_threadpool(
             app.service.chat, ctx, body.message, session_id=body.session_id, mode=body.mode

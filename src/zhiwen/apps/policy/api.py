@@ -34,7 +34,7 @@ from starlette.concurrency import run_in_threadpool
 from zhiwen.appkit import AppContext
 from zhiwen.appkit.deps import Question, get_app_context
 from zhiwen.appkit.envelope import Envelope, ok
-from zhiwen.appkit.events import sse_stream
+from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
 
 from .service import ask_policy, check_top_n, stream_policy
 from .settings import get_policy_settings
@@ -91,6 +91,7 @@ class PolicyAskData(BaseModel):
     "/api/v1/policy/ask",
     summary="政策问答（免签 / 机组 / 法规，seed 001）",
     response_model=Envelope[PolicyAskData],
+    responses=SSE_RESPONSE,
 )
 async def policy_ask(body: PolicyAskIn, ctx: AppContext = Depends(get_app_context)) -> Any:
     settings = get_policy_settings()
