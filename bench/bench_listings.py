@@ -27,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "apps" / "listings"))
 
-from questions_sh import SH_QUESTIONS, check  # noqa: E402
+from questions_sh import SH_DEFECT_QUESTIONS, SH_QUESTIONS, check  # noqa: E402
 
 from zhiwen.apps.listings.ingest import load_lianjia  # noqa: E402
 from zhiwen.apps.listings.service import ListingsService  # noqa: E402
@@ -92,7 +92,12 @@ def main() -> None:
     svc.ask("热身", 1)  # loads the embedder and probes the cities once
     metas: dict[str, dict[str, Any]] = {}
     rows: list[dict[str, Any]] = []
-    for label, questions in (("上海", SH_QUESTIONS), ("其他四城", OTHER_CITY_QUESTIONS)):
+    sets = (
+        ("上海", SH_QUESTIONS),
+        ("其他四城", OTHER_CITY_QUESTIONS),
+        ("口语价格·单价·楼型·楼层", SH_DEFECT_QUESTIONS),
+    )
+    for label, questions in sets:
         for question, constraints in questions:
             t = time.perf_counter()
             out = svc.ask(question, args.max_results)
@@ -127,7 +132,7 @@ def main() -> None:
     print("| set | questions | listings | satisfied | cold p50 ms | cold p95 ms | cached p50 ms |")
     print("|---|---|---|---|---|---|---|")
     summary = []
-    for label in ("上海", "其他四城", "全部"):
+    for label in ("上海", "其他四城", "口语价格·单价·楼型·楼层", "全部"):
         rs = [r for r in rows if label == "全部" or r["set"] == label]
         n = sum(r["returned"] for r in rs)
         ok = sum(r["satisfied"] for r in rs)

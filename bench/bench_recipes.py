@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from zhiwen.apps.recipes import answer_recipe
+from zhiwen.apps.recipes.ingest import load_howtocook
 from zhiwen.config import LLMSettings, Settings
 from zhiwen.kb import open_kb
 
@@ -107,7 +108,7 @@ def main() -> int:
     kb = open_kb(
         f"recipes_{args.embedder}", settings=settings, create=True, embedder=args.embedder, app="recipes"
     )
-    report = kb.index_path(DISHES, fmt="markdown", progress=False)
+    report = kb.index_corpus(load_howtocook(DISHES), progress=False)
     index_s = time.perf_counter() - t0
     print(
         f"indexed {report.documents} recipes / {report.chunks} chunks ({report.embedded} embedded) "
