@@ -13,7 +13,7 @@ PY=${PYTHON:-python3}
 # shellcheck disable=SC1091
 . .venv/bin/activate
 export PIP_DISABLE_PIP_VERSION_CHECK=1
-python -m pip install -q -e '.[dev]'
+python -m pip install -q -e '.[dev,qdrant]'
 
 # The rerank tests run a real (tiny, built on disk) cross-encoder through sentence-transformers.
 # It needs torch; only a CPU wheel is acceptable (a plain `pip install torch` pulls GBs of CUDA),

@@ -15,7 +15,6 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 
 import numpy as np
 import psycopg
@@ -83,44 +82,6 @@ def _tokens(n: int) -> list[list[str]]:
     return [["上海", "浦东", f"t{i}"] + (["学区"] if i % 3 == 0 else []) for i in range(n)]
 
 
-@pytest.fixture
-def kb_names() -> Iterator[list[str]]:
-    names: list[str] = []
-    yield names
-    from zhiwen.store.postgres import drop_kb
-
-    for name in names:
-        with contextlib.suppress(Exception):
-            drop_kb(PG_URL, name)
-
-
-@pytest.fixture
-def open_pg(kb_names: list[str]) -> Iterator:
-    """``open_pg(dim=8, url=..., settings=...)`` → a PostgresStore on a fresh KB, closed after."""
-    from zhiwen.store.postgres import PostgresStore
-
-    opened: list[PostgresStore] = []
-
-    def factory(
-        dim: int | None = DIM,
-        *,
-        name: str | None = None,
-        url: str = PG_URL,
-        settings: PostgresSettings | None = None,
-    ) -> PostgresStore:
-        name = name or f"tpg_{uuid.uuid4().hex[:10]}"
-        if name not in kb_names:
-            kb_names.append(name)
-        store = PostgresStore(url, kb=name, dim=dim, settings=settings)
-        opened.append(store)
-        return store
-
-    yield factory
-    for s in opened:
-        with contextlib.suppress(Exception):
-            s.close()
-
-
 # -- pure units (no server) ---------------------------------------------------------------------
 def test_schema_name_sanitising() -> None:
     from zhiwen.store.postgres import schema_name
@@ -134,12 +95,6 @@ def test_schema_name_sanitising() -> None:
         schema_name("")
 
 
-def test_tsquery_quoting() -> None:
-    from zhiwen.store.postgres import tsquery_or
-
-    assert tsquery_or(["上海", "a'b", "c\\d"]) == "'上海' | 'a''b' | 'c\\\\d'"
-
-
 def test_filter_values_are_parameters_never_sql_text() -> None:
     evil = "x'); DROP TABLE chunks; --"
     where, params = filter_sql(parse_filters({"cat": evil, "n": {"gte": 2}, "k": {"in": [evil, 1]}}))
@@ -149,27 +104,33 @@ def test_filter_values_are_parameters_never_sql_text() -> None:
 
 # -- schema and migrations ----------------------------------------------------------------------
 @needs_pg
-def test_schema_layout_plain_storage_and_indexes(open_pg) -> None:
+def test_schema_layout_vectors_apart_and_indexes(open_pg) -> None:
     s = open_pg()
     s.upsert(_chunks(4), tokens=_tokens(4), vectors=_vec(0, 4))
     with psycopg.connect(PG_URL) as conn:
-        storage = conn.execute(
-            "SELECT a.attstorage FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
-            "WHERE c.relnamespace = %s::regnamespace AND c.relname = 'chunks' AND a.attname = 'embedding'",
-            (s.schema,),
-        ).fetchone()
-        assert storage == ("p",)  # PLAIN: vectors stay inline
+        columns = {
+            r[0]
+            for r in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = %s "
+                "AND table_name = 'chunks'",
+                (s.schema,),
+            )
+        }
+        assert "embedding" not in columns and "rid" in columns  # BM25 and chunk reads skip vectors
         idx = dict(
             conn.execute("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s", (s.schema,))
         )
-        assert "USING hnsw (embedding vector_cosine_ops)" in idx["chunks_embedding"]
-        assert "m='16'" in idx["chunks_embedding"] and "ef_construction='64'" in idx["chunks_embedding"]
-        assert "USING gin (search_vector)" in idx["chunks_search_vector"]
-        assert "jsonb_path_ops" in idx["chunks_metadata"]
-        # the numeric field "n" got a range index on the same expression the filters use
-        assert any("jsonb_typeof" in d and "'n'" in d for d in idx.values())
+        assert "USING hnsw (embedding vector_cosine_ops)" in idx["vectors_embedding"]
+        assert "m='16'" in idx["vectors_embedding"] and "ef_construction='64'" in idx["vectors_embedding"]
+        assert "jsonb_path_ops" in idx["chunks_metadata"] and "jsonb_path_ops" in idx["vectors_metadata"]
+        # the numeric field "n" got a range index on the same expression the filters use, twice
+        ranged = [name for name, d in idx.items() if "jsonb_typeof" in d and "'n'" in d]
+        assert sorted(n.split("_")[0] for n in ranged) == ["chunks", "vectors"]
         version = conn.execute(f'SELECT value FROM "{s.schema}".zw_meta WHERE key = %s', ("schema_version",))
-        assert version.fetchone() == (1,)
+        assert version.fetchone() == (2,)
+        # one posting block per term here; "上海" is in all four chunks
+        row = conn.execute(f'SELECT n FROM "{s.schema}".postings WHERE term = %s', ("上海",)).fetchone()
+        assert row == (4,)
 
 
 @needs_pg
@@ -286,12 +247,11 @@ def test_hnsw_serves_the_query_and_filtered_search_is_not_short(open_pg) -> None
         plan = "\n".join(
             r[0]
             for r in conn.execute(
-                f'EXPLAIN SELECT id FROM "{s.schema}".chunks WHERE embedding IS NOT NULL '
-                "ORDER BY embedding <=> %s LIMIT 10",
+                f'EXPLAIN SELECT id FROM "{s.schema}".vectors ORDER BY embedding <=> %s LIMIT 10',
                 (q,),
             )
         )
-    assert "Index Scan using chunks_embedding" in plan, plan
+    assert "Index Scan using vectors_embedding" in plan, plan
     try:
         got = s.search_vector(q, 10)
         exact = np.argsort(-(vecs @ q))[:10]
@@ -374,7 +334,7 @@ def test_failed_bulk_load_restores_indexes(open_pg, monkeypatch: pytest.MonkeyPa
     idx_sql = "SELECT indexname FROM pg_indexes WHERE schemaname = %s"
     with psycopg.connect(PG_URL) as conn:
         names = {r[0] for r in conn.execute(idx_sql, (s.schema,))}
-    assert {"chunks_embedding", "chunks_search_vector", "chunks_metadata"} <= names
+    assert {"vectors_embedding", "vectors_metadata", "chunks_metadata"} <= names
     assert s.count() == 3
     s.upsert(big, tokens=_tokens(1200), vectors=_vec(21, 1200))  # now for real
     with psycopg.connect(PG_URL) as conn:

@@ -205,7 +205,7 @@ class BeirDataset:
 
 def store_label(url: str) -> str:
     """Backend name without the connection string (it may hold a password)."""
-    return "postgresql" if url.startswith(("postgresql://", "postgres://")) else url
+    return url.split("://", 1)[0] if "://" in url else url
 
 
 def default_kb_name(dataset_dir: Path | str, embedder: str) -> str:

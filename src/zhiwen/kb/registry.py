@@ -137,9 +137,8 @@ def delete_kb(name: str, settings: Settings | None = None) -> None:
         cached = _OPEN.pop(_key(settings, name), None)
     if cached is not None:
         cached.close()
-    if cfg.store.startswith(("postgresql://", "postgres://")):
-        from zhiwen.store.postgres import drop_kb
+    from zhiwen.store.factory import drop_store
 
-        drop_kb(cfg.store, name)
+    drop_store(cfg.store, name)  # a server store (PostgreSQL, Qdrant) holds the chunks elsewhere
     shutil.rmtree(path)
     log.info("deleted knowledge base %s", name)

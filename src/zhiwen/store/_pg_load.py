@@ -1,15 +1,16 @@
-"""Loading the PostgreSQL store: COPY upserts, deletes, and the BM25 statistics they maintain.
+"""Loading the PostgreSQL store: COPY upserts and deletes, with the postings and stats they maintain.
 
 Every function here runs inside the caller's transaction (one pool connection per write), so a
-write applies completely or not at all. An upsert COPYs the batch into a temporary table, then:
+write applies completely or not at all; writes to one knowledge base are serialised by an
+advisory lock (the posting blocks are read, merged and rewritten). An upsert COPYs the batch,
+with fresh ``rid`` s, into a temporary table, then:
 
 1. deletes the stored chunks of the batch's documents and ids that differ from the new rows
    (document-level replace; identical rows stay untouched, so re-indexing an unchanged source
-   does not touch the HNSW index) and lowers the document frequency of their terms;
-2. inserts the new rows, raising the document frequency of their terms, in one statement;
-3. prunes terms whose frequency reached zero and adjusts ``stats`` (N, total length).
+   writes nothing), their vectors, and their postings (:func:`remove_postings`);
+2. inserts the new rows into ``chunks`` and ``vectors`` and appends their postings;
+3. adjusts ``stats`` (N, total length) in :func:`update_stats`.
 
-The df bookkeeping of step 1 (:data:`_DF_DECREMENT`) is shared with :func:`delete_chunks`.
 Loads that at least double a knowledge base drop its GIN and HNSW indexes first and rebuild
 them after the insert (:func:`_bulk_load`).
 
@@ -34,62 +35,37 @@ from psycopg.types.json import Jsonb
 from zhiwen.documents import Chunk, Document
 from zhiwen.errors import InvalidParameter
 from zhiwen.store._pg_filters import json_dumps
-from zhiwen.store._pg_schema import MAX_LEXEME_BYTES, KBSchema
+from zhiwen.store._pg_postings import append_postings, group_postings, remove_postings
+from zhiwen.store._pg_schema import KBSchema
 
 # loads of at least this many rows into a KB no bigger than the load rebuild the indexes
 _BULK_MIN_ROWS = 1000
 _BULK_MAINTENANCE_MEM = "512MB"
 
-# Shared tail of the statements that delete chunks (CTE ``gone`` returning tf, dl): lower each
-# removed term's document frequency and report (rows removed, total length removed, terms whose
-# df reached zero) so the caller can update ``stats`` and prune ``terms``.
-_DF_DECREMENT = """, dec AS (
-                        UPDATE {terms} t SET df = t.df - g.cnt
-                        FROM (SELECT key AS term, count(*) AS cnt
-                              FROM gone, jsonb_object_keys(gone.tf) AS key GROUP BY key) g
-                        WHERE t.term = g.term
-                        RETURNING t.term, t.df
-                    )
-                    SELECT count(*), coalesce(sum(dl), 0),
-                           (SELECT coalesce(array_agg(term), '{{}}') FROM dec WHERE df <= 0)
-                    FROM gone
-                    """
-
 _REPLACE = """
-    WITH gone AS (
-        DELETE FROM {chunks} c
-        WHERE (c.doc_id = ANY(%s) OR c.id = ANY(%s))
-          AND NOT EXISTS (
-            SELECT 1 FROM zw_new n
-            WHERE n.id = c.id AND n.doc_id = c.doc_id
-              AND n.parent_id IS NOT DISTINCT FROM c.parent_id
-              AND n.title = c.title AND n.text = c.text
-              AND n.metadata = c.metadata AND n.tf = c.tf AND {same_vec})
-        RETURNING c.tf, c.dl
-    )"""
+    DELETE FROM {chunks} c
+    WHERE (c.doc_id = ANY(%s) OR c.id = ANY(%s))
+      AND NOT EXISTS (
+        SELECT 1 FROM zw_new n
+        WHERE n.id = c.id AND n.doc_id = c.doc_id
+          AND n.parent_id IS NOT DISTINCT FROM c.parent_id
+          AND n.title = c.title AND n.text = c.text
+          AND n.metadata = c.metadata AND n.tf = c.tf AND {same_vec})
+    RETURNING c.id, c.rid, c.tf, c.dl
+    """
+_SAME_VEC = "n.embedding IS NOT DISTINCT FROM (SELECT v.embedding FROM {vectors} v WHERE v.id = c.id)"
 
 _INSERT = """
-    WITH ins AS (
-        INSERT INTO {chunks}
-            (id, doc_id, parent_id, title, text, metadata, tf, dl, search_vector{emb_col})
-        SELECT n.id, n.doc_id, n.parent_id, n.title, n.text, n.metadata, n.tf, n.dl,
-               {searchable}{emb_val}
-        FROM zw_new n
-        ON CONFLICT (id) DO NOTHING
-        RETURNING tf, dl
-    ), inc AS (
-        INSERT INTO {terms} (term, df)
-        SELECT key, count(*) FROM ins, jsonb_object_keys(ins.tf) AS key GROUP BY key
-        ON CONFLICT (term) DO UPDATE SET df = {terms}.df + excluded.df
-    )
-    SELECT count(*), coalesce(sum(dl), 0) FROM ins
+    INSERT INTO {chunks} (id, rid, doc_id, parent_id, title, text, metadata, tf, dl)
+    SELECT n.id, n.rid, n.doc_id, n.parent_id, n.title, n.text, n.metadata, n.tf, n.dl
+    FROM zw_new n
+    ON CONFLICT (id) DO NOTHING
+    RETURNING rid
     """
-
-# the tsvector of a row: its distinct tokens verbatim (no parser, see zhiwen.store.postgres)
-_SEARCHABLE = (
-    "array_to_tsvector(ARRAY(SELECT k FROM jsonb_object_keys(n.tf) AS k "
-    f"WHERE octet_length(k) <= {MAX_LEXEME_BYTES}))"
-)
+_INSERT_VECTORS = """
+    INSERT INTO {vectors} (id, metadata, embedding)
+    SELECT n.id, n.metadata, n.embedding FROM zw_new n WHERE n.rid = ANY(%s) AND n.embedding IS NOT NULL
+    """
 
 
 def check_vectors(n: int, vectors: np.ndarray | None, dim: int | None) -> np.ndarray | None:
@@ -114,35 +90,74 @@ def check_vectors(n: int, vectors: np.ndarray | None, dim: int | None) -> np.nda
 def _copy_batch(
     conn: psycopg.Connection[Any],
     chunks: Sequence[Chunk],
-    tokens: Sequence[Sequence[str]],
+    rids: Sequence[int],
+    tfs: Sequence[Counter[str]],
+    dls: Sequence[int],
     vectors: Sequence[np.ndarray | None],
 ) -> None:
     """The batch into the session's temporary table ``zw_new`` (emptied at commit)."""
     conn.execute(
-        "CREATE TEMP TABLE IF NOT EXISTS zw_new (id text, doc_id text, parent_id text, "
+        "CREATE TEMP TABLE IF NOT EXISTS zw_new (id text, rid integer, doc_id text, parent_id text, "
         "title text, text text, metadata jsonb, tf jsonb, dl integer, embedding vector) "
         "ON COMMIT DELETE ROWS"
     )
     with conn.cursor() as cur:
         cur.execute("TRUNCATE zw_new")
         with cur.copy(
-            "COPY zw_new (id, doc_id, parent_id, title, text, metadata, tf, dl, embedding) FROM STDIN"
+            "COPY zw_new (id, rid, doc_id, parent_id, title, text, metadata, tf, dl, embedding) FROM STDIN"
         ) as copy:
-            for chunk, toks, vec in zip(chunks, tokens, vectors, strict=True):
-                tf = Counter(str(t) for t in toks if t)  # "" cannot be a lexeme
+            for chunk, rid, tf, dl, vec in zip(chunks, rids, tfs, dls, vectors, strict=True):
                 copy.write_row(
                     (
                         chunk.id,
+                        rid,
                         chunk.doc_id,
                         chunk.parent_id,
                         chunk.title or "",
                         chunk.text.replace("\x00", ""),
                         json_dumps(chunk.metadata),
                         json_dumps(tf),
-                        len(toks),  # document length as the embedded store counts it
+                        dl,
                         vec,
                     )
                 )
+
+
+def lock_for_write(conn: psycopg.Connection[Any], layout: KBSchema) -> None:
+    """Serialise the writers of one knowledge base until this transaction ends (readers never wait)."""
+    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (layout.name + ":write",))
+
+
+def _reserve_rids(conn: psycopg.Connection[Any], layout: KBSchema, n: int) -> tuple[int, bool]:
+    """The first of ``n`` fresh rids, and whether the KB had no chunks before."""
+    row = conn.execute(
+        sql.SQL("UPDATE {} SET next_rid = next_rid + %s RETURNING next_rid - %s, n").format(
+            layout.table("stats")
+        ),
+        (n, n),
+    ).fetchone()
+    assert row is not None
+    first = int(row[0])
+    if first + n >= 2**31:
+        raise InvalidParameter("row ids exhausted", message="知识库写入次数过多，行号已用尽，请重建该知识库")
+    return first, int(row[1]) == 0
+
+
+def _forget(conn: psycopg.Connection[Any], layout: KBSchema, gone: list[tuple[Any, ...]]) -> tuple[int, int]:
+    """Drop the vectors and postings of deleted chunk rows ``(id, rid, tf, dl)``; (count, length)."""
+    if not gone:
+        return 0, 0
+    if layout.dim is not None:
+        conn.execute(
+            sql.SQL("DELETE FROM {} WHERE id = ANY(%s)").format(layout.table("vectors")),
+            ([g[0] for g in gone],),
+        )
+    by_term: dict[str, list[int]] = {}
+    for _, rid, tf, _ in gone:
+        for term in tf:
+            by_term.setdefault(term, []).append(rid)
+    remove_postings(conn, layout, {t: np.asarray(r, dtype=np.int32) for t, r in by_term.items()})
+    return len(gone), sum(int(g[3]) for g in gone)
 
 
 def write_chunks(
@@ -155,36 +170,39 @@ def write_chunks(
     """Upsert ``chunks`` (unique ids) with document-level replace; returns new range-index fields."""
     if not chunks:
         return set()
+    lock_for_write(conn, layout)
     new_fields = layout.ensure_range_indexes(conn, chunks)
-    _copy_batch(conn, chunks, tokens, vectors)
-    has_vec = layout.dim is not None
-    same_vec = "n.embedding IS NOT DISTINCT FROM c.embedding" if has_vec else "n.embedding IS NULL"
-    removed = conn.execute(
-        sql.SQL(_REPLACE + _DF_DECREMENT).format(
-            chunks=layout.table("chunks"), terms=layout.table("terms"), same_vec=sql.SQL(same_vec)
-        ),
+    tfs = [Counter(str(t) for t in toks if t) for toks in tokens]  # "" is no term
+    dls = [len(toks) for toks in tokens]  # document length as the embedded store counts it
+    first, fresh = _reserve_rids(conn, layout, len(chunks))
+    rids = list(range(first, first + len(chunks)))
+    _copy_batch(conn, chunks, rids, tfs, dls, vectors)
+    tables = layout.tables()
+    same_vec = sql.SQL(_SAME_VEC).format(**tables) if layout.dim is not None else sql.SQL("true")
+    gone = conn.execute(
+        sql.SQL(_REPLACE).format(same_vec=same_vec, **tables),
         (sorted({c.doc_id for c in chunks}), [c.id for c in chunks]),
-    ).fetchone()
+    ).fetchall()
+    n_gone, len_gone = _forget(conn, layout, gone)
     bulk = _bulk_load(conn, layout, len(chunks))
-    added = conn.execute(
-        sql.SQL(_INSERT).format(
-            chunks=layout.table("chunks"),
-            terms=layout.table("terms"),
-            emb_col=sql.SQL(", embedding" if has_vec else ""),
-            emb_val=sql.SQL(", n.embedding" if has_vec else ""),
-            searchable=sql.SQL(_SEARCHABLE),
-        )
-    ).fetchone()
+    inserted = {int(r[0]) for r in conn.execute(sql.SQL(_INSERT).format(**tables)).fetchall()}
+    if layout.dim is not None and inserted:
+        conn.execute(sql.SQL(_INSERT_VECTORS).format(**tables), (sorted(inserted),))
+    keep = [i for i, rid in enumerate(rids) if rid in inserted]
+    append_postings(
+        conn,
+        layout,
+        group_postings([rids[i] for i in keep], [tfs[i] for i in keep], [dls[i] for i in keep]),
+        fresh=fresh and not gone,
+    )
     if bulk:
         conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (_BULK_MAINTENANCE_MEM,))
         for ddl in layout.index_ddl().values():
             conn.execute(ddl)
         # fresh statistics, so the first queries already get index plans
-        conn.execute(sql.SQL("ANALYZE {}").format(layout.table("chunks")))
-        conn.execute(sql.SQL("ANALYZE {}").format(layout.table("terms")))
-    assert removed is not None and added is not None
-    _drop_terms(conn, layout, removed[2])
-    update_stats(conn, layout, int(added[0]) - int(removed[0]), int(added[1]) - int(removed[1]))
+        for table in ("chunks", "postings", "vectors") if layout.dim is not None else ("chunks", "postings"):
+            conn.execute(sql.SQL("ANALYZE {}").format(layout.table(table)))
+    update_stats(conn, layout, len(keep) - n_gone, sum(dls[i] for i in keep) - len_gone)
     return new_fields
 
 
@@ -209,33 +227,20 @@ def delete_chunks(
     conn: psycopg.Connection[Any], layout: KBSchema, chunk_ids: Sequence[str], doc_ids: Sequence[str]
 ) -> int:
     """Delete chunks by id and whole documents (chunks + parent) by doc id; returns chunks removed."""
-    row = conn.execute(
+    lock_for_write(conn, layout)
+    gone = conn.execute(
         sql.SQL(
-            """
-            WITH gone AS (
-                DELETE FROM {chunks} c WHERE c.id = ANY(%s) OR c.doc_id = ANY(%s)
-                RETURNING c.tf, c.dl
-            )"""
-            + _DF_DECREMENT
-        ).format(chunks=layout.table("chunks"), terms=layout.table("terms")),
+            "DELETE FROM {} c WHERE c.id = ANY(%s) OR c.doc_id = ANY(%s) RETURNING c.id, c.rid, c.tf, c.dl"
+        ).format(layout.table("chunks")),
         (list(chunk_ids), list(doc_ids)),
-    ).fetchone()
-    assert row is not None
-    _drop_terms(conn, layout, row[2])
+    ).fetchall()
+    n_gone, len_gone = _forget(conn, layout, gone)
     if doc_ids:
         conn.execute(
             sql.SQL("DELETE FROM {} WHERE id = ANY(%s)").format(layout.table("parents")), (list(doc_ids),)
         )
-    update_stats(conn, layout, -int(row[0]), -int(row[1]))
-    return int(row[0])
-
-
-def _drop_terms(conn: psycopg.Connection[Any], layout: KBSchema, terms: list[str]) -> None:
-    # a separate statement: one statement must not update and delete the same row
-    if terms:
-        conn.execute(
-            sql.SQL("DELETE FROM {} WHERE term = ANY(%s) AND df <= 0").format(layout.table("terms")), (terms,)
-        )
+    update_stats(conn, layout, -n_gone, -len_gone)
+    return n_gone
 
 
 def update_stats(conn: psycopg.Connection[Any], layout: KBSchema, d_n: int, d_len: int) -> None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from time import monotonic
 from typing import Any
 
@@ -137,9 +137,13 @@ class SharedPool:
         return pool, pool.getconn(timeout=max(0.1, deadline - monotonic()))
 
     @contextmanager
-    def connection(self, kind: str = "query") -> Iterator[psycopg.Connection[Any]]:
+    def connection(
+        self, kind: str = "query", *, autocommit: bool = False
+    ) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection in a transaction (committed on success, rolled back on error).
 
+        ``autocommit=True`` runs each statement on its own instead (no BEGIN/COMMIT round
+        trips): for searches, whose statements need no common snapshot.
         Connection-level failures (server down, connection killed, pool exhausted) become
         :class:`StoreUnavailable`; other errors propagate unchanged.
         """
@@ -150,8 +154,16 @@ class SharedPool:
         with self._lock:
             self._in_use += 1
         try:
-            with conn.transaction():
-                yield conn
+            if autocommit:
+                conn.autocommit = True
+                try:
+                    yield conn
+                finally:
+                    with suppress(psycopg.Error):  # a broken connection is discarded by the pool
+                        conn.autocommit = False
+            else:
+                with conn.transaction():
+                    yield conn
         except CONNECTION_ERRORS as exc:
             raise unavailable(exc, kind) from exc
         finally:

@@ -18,6 +18,7 @@ Example::
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -32,9 +33,9 @@ from zhiwen.errors import InvalidParameter, StoreUnavailable
 from zhiwen.store._pg_filters import json_dumps, numeric_expr
 from zhiwen.store._pg_pool import CONNECTION_ERRORS, connect_kwargs, unavailable
 
-SCHEMA_VERSION = 1
-# tsvector lexemes are limited to 2 KiB; longer "tokens" (base64 blobs…) are not searchable
-MAX_LEXEME_BYTES = 1000
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 2
 HNSW_MAX_EF = 1000
 # numeric metadata fields that get their own range index, per knowledge base
 _MAX_RANGE_INDEXES = 32
@@ -42,27 +43,62 @@ _MAX_RANGE_INDEXES = 32
 _TABLES_DDL = [
     """CREATE TABLE IF NOT EXISTS {chunks} (
         id text PRIMARY KEY,
+        rid integer NOT NULL,
         doc_id text NOT NULL,
         parent_id text,
         title text NOT NULL DEFAULT '',
         text text NOT NULL,
         metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb,
         tf jsonb NOT NULL DEFAULT '{{}}'::jsonb,
-        dl integer NOT NULL DEFAULT 0,
-        search_vector tsvector NOT NULL DEFAULT ''::tsvector)""",
+        dl integer NOT NULL DEFAULT 0)""",
+    "CREATE UNIQUE INDEX IF NOT EXISTS chunks_rid ON {chunks} (rid)",
     "CREATE INDEX IF NOT EXISTS chunks_doc_id ON {chunks} (doc_id)",
     """CREATE TABLE IF NOT EXISTS {parents} (
         id text PRIMARY KEY,
         title text NOT NULL DEFAULT '',
         text text NOT NULL,
         metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb)""",
-    "CREATE TABLE IF NOT EXISTS {terms} (term text PRIMARY KEY, df integer NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS {postings} (
+        term text NOT NULL,
+        block_no integer NOT NULL,
+        n integer NOT NULL,
+        first_rid integer NOT NULL,
+        last_rid integer NOT NULL,
+        data bytea NOT NULL,
+        PRIMARY KEY (term, block_no))""",
     """CREATE TABLE IF NOT EXISTS {stats} (
         one boolean PRIMARY KEY DEFAULT true CHECK (one),
         n bigint NOT NULL DEFAULT 0,
-        total_len bigint NOT NULL DEFAULT 0)""",
+        total_len bigint NOT NULL DEFAULT 0,
+        next_rid bigint NOT NULL DEFAULT 0)""",
     "INSERT INTO {stats} (one) VALUES (true) ON CONFLICT DO NOTHING",
 ]
+# the vectors live apart from the text, so BM25 and chunk reads never page 1.5 KB vectors in;
+# metadata is repeated here so a filtered HNSW scan needs no join
+_VECTORS_DDL = """CREATE TABLE IF NOT EXISTS {vectors} (
+        id text PRIMARY KEY,
+        metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb,
+        embedding vector(%d) NOT NULL)"""
+
+# schema 1 kept vectors and a tsvector inline in chunks and df in a terms table
+_UPGRADE_FROM_1 = [
+    "ALTER TABLE {chunks} ADD COLUMN IF NOT EXISTS rid integer",
+    "UPDATE {chunks} c SET rid = r.rn FROM "
+    "(SELECT id, (row_number() OVER (ORDER BY doc_id, id) - 1)::integer AS rn FROM {chunks}) r "
+    "WHERE c.id = r.id",
+    "ALTER TABLE {chunks} ALTER COLUMN rid SET NOT NULL",
+    "ALTER TABLE {stats} ADD COLUMN IF NOT EXISTS next_rid bigint NOT NULL DEFAULT 0",
+    "UPDATE {stats} SET next_rid = (SELECT count(*) FROM {chunks})",
+]
+_UPGRADE_VECTORS_FROM_1 = (
+    "INSERT INTO {vectors} (id, metadata, embedding) "
+    "SELECT id, metadata, embedding FROM {chunks} WHERE embedding IS NOT NULL"
+)
+_DROP_FROM_1 = [
+    "ALTER TABLE {chunks} DROP COLUMN IF EXISTS embedding, DROP COLUMN IF EXISTS search_vector",
+    "DROP TABLE IF EXISTS {terms}",
+]
+_TABLE_NAMES = ("chunks", "parents", "postings", "stats", "vectors", "terms")
 
 
 def schema_name(kb: str) -> str:
@@ -155,28 +191,33 @@ class KBSchema:
     def table(self, table: str) -> sql.Identifier:
         return sql.Identifier(self.name, table)
 
+    def tables(self) -> dict[str, sql.Identifier]:
+        return {name: self.table(name) for name in _TABLE_NAMES}
+
     def index_ddl(self) -> dict[str, sql.Composed]:
-        """The secondary indexes of ``chunks`` that a bulk load drops and rebuilds."""
+        """The secondary indexes that a bulk load drops and rebuilds (metadata GIN, HNSW)."""
         s = self.settings
         ddl = {
-            "chunks_search_vector": "CREATE INDEX IF NOT EXISTS chunks_search_vector ON {chunks} "
-            "USING gin (search_vector)",
             "chunks_metadata": "CREATE INDEX IF NOT EXISTS chunks_metadata ON {chunks} "
             "USING gin (metadata jsonb_path_ops)",
         }
         if self.dim is not None:
-            ddl["chunks_embedding"] = (
-                "CREATE INDEX IF NOT EXISTS chunks_embedding ON {chunks} "
+            ddl["vectors_metadata"] = (
+                "CREATE INDEX IF NOT EXISTS vectors_metadata ON {vectors} USING gin (metadata jsonb_path_ops)"
+            )
+            ddl["vectors_embedding"] = (
+                "CREATE INDEX IF NOT EXISTS vectors_embedding ON {vectors} "
                 "USING hnsw (embedding vector_cosine_ops) "
                 f"WITH (m = {int(s.hnsw_m)}, ef_construction = {int(s.hnsw_ef_construction)})"
             )
-        return {name: sql.SQL(stmt).format(chunks=self.table("chunks")) for name, stmt in ddl.items()}
+        return {name: sql.SQL(stmt).format(**self.tables()) for name, stmt in ddl.items()}
 
     def migrate(self, conn: psycopg.Connection[Any], dim: int | None) -> None:
         """Create what is missing (safe to re-run, serialised by an advisory lock); sets :attr:`dim`.
 
         An up-to-date schema is only read: no DDL, so opening a KB never waits for the lock of
-        another process's running index transaction.
+        another process's running index transaction. A schema-1 knowledge base (vectors inline)
+        is upgraded in place, in this transaction: see :meth:`_upgrade_from_1`.
         """
         meta = self._meta(conn)
         up_to_date = int(meta.get("schema_version", 0)) == SCHEMA_VERSION
@@ -199,23 +240,43 @@ class KBSchema:
                 message="数据库中的知识库由更新版本的 zhiwen 创建，请升级",
             )
         self.dim = self._check_dim(meta, dim)
-        stmts = list(_TABLES_DDL)
-        if self.dim is not None:
-            stmts += [
-                f"ALTER TABLE {{chunks}} ADD COLUMN IF NOT EXISTS embedding vector({int(self.dim)})",
-                # inline (PLAIN) vectors: TOASTed ones made the planner choose a seq scan
-                "ALTER TABLE {chunks} ALTER COLUMN embedding SET STORAGE PLAIN",
-            ]
-        tables = {name: self.table(name) for name in ("chunks", "parents", "terms", "stats")}
-        for stmt in stmts:
+        self.range_fields = set(meta.get("range_fields") or [])
+        if version == 1:
+            self._upgrade_from_1(conn)
+        tables = self.tables()
+        for stmt in _TABLES_DDL:
             conn.execute(sql.SQL(stmt).format(**tables))
+        if self.dim is not None:
+            conn.execute(sql.SQL(_VECTORS_DDL % int(self.dim)).format(**tables))
         for ddl in self.index_ddl().values():
             conn.execute(ddl)
+        for field in self.range_fields:
+            self._range_index(conn, field)
         self.set_meta(conn, "kb", self.kb)
         if self.dim is not None:
             self.set_meta(conn, "dim", self.dim)
         self.set_meta(conn, "schema_version", SCHEMA_VERSION)
-        self.range_fields = set(meta.get("range_fields") or [])
+
+    def _upgrade_from_1(self, conn: psycopg.Connection[Any]) -> None:
+        """Schema 1 → 2: rids, vectors to their own table, postings from the stored term counts.
+
+        Runs once, in the opening transaction, under the advisory lock: ~1 min per 100k chunks
+        with vectors (the HNSW graph is rebuilt on the new table).
+        """
+        from zhiwen.store._pg_postings import rebuild_postings
+
+        log.warning("upgrading PostgreSQL knowledge base %s from schema 1 to %d", self.kb, SCHEMA_VERSION)
+        tables = self.tables()
+        for stmt in _UPGRADE_FROM_1:
+            conn.execute(sql.SQL(stmt).format(**tables))
+        if self.dim is not None:
+            conn.execute(sql.SQL(_VECTORS_DDL % int(self.dim)).format(**tables))
+            conn.execute(sql.SQL(_UPGRADE_VECTORS_FROM_1).format(**tables))
+        for stmt in _DROP_FROM_1:
+            conn.execute(sql.SQL(stmt).format(**tables))
+        for stmt in _TABLES_DDL:
+            conn.execute(sql.SQL(stmt).format(**tables))
+        rebuild_postings(conn, self)
 
     def _check_dim(self, meta: dict[str, Any], dim: int | None) -> int | None:
         stored = meta.get("dim")
@@ -260,11 +321,16 @@ class KBSchema:
         if not new:
             return set()
         for field in new:
-            name = "chunks_num_" + hashlib.blake2b(field.encode(), digest_size=6).hexdigest()
-            conn.execute(
-                sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} ({})").format(
-                    sql.Identifier(name), self.table("chunks"), numeric_expr(field)
-                )
-            )
+            self._range_index(conn, field)
         self.set_meta(conn, "range_fields", sorted(self.range_fields | set(new)))
         return set(new)
+
+    def _range_index(self, conn: psycopg.Connection[Any], field: str) -> None:
+        """The btree range index of one numeric field, on chunks (BM25) and vectors (HNSW)."""
+        suffix = hashlib.blake2b(field.encode(), digest_size=6).hexdigest()
+        for table in ("chunks", "vectors") if self.dim is not None else ("chunks",):
+            conn.execute(
+                sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} ({})").format(
+                    sql.Identifier(f"{table}_num_{suffix}"), self.table(table), numeric_expr(field)
+                )
+            )

@@ -1,37 +1,33 @@
 """PostgreSQL + pgvector backend of the store contract (seed 000's retrieval, behind one setting).
 
 Switch a deployment with ``ZHIWEN_STORE=postgresql://user@host:5432/db``; every knowledge base
-then lives in its own schema ``zw_<name>`` of that database:
+then lives in its own schema ``zw_<name>`` of that database (schema version 2):
 
 =============  ==============================================================================
 ``zw_meta``    key/value: schema version, vector dimension, numeric fields with a range index
-``chunks``     id, doc_id, parent_id, title, text, ``metadata`` JSONB (GIN ``jsonb_path_ops``
-               for equality filters + one btree expression index per numeric field for
-               ranges), ``tf`` JSONB (token → count) and ``dl`` (token count) for BM25,
-               ``search_vector`` tsvector (GIN) of the jieba tokens, ``embedding vector(n)``
-               (HNSW, cosine, storage PLAIN)
+``chunks``     id, ``rid`` (integer, insertion order), doc_id, parent_id, title, text,
+               ``metadata`` JSONB (GIN ``jsonb_path_ops`` for equality filters + one btree
+               expression index per numeric field for ranges), ``tf`` JSONB (token → count)
+               and ``dl`` (token count)
+``vectors``    id, a copy of ``metadata`` (same indexes) and ``embedding vector(n)`` (HNSW,
+               cosine): apart from the text, so BM25 and chunk reads never read vectors
+``postings``   BM25 index: per term, blocks of 128 (rid, tf, dl) packed in one ``bytea``
 ``parents``    whole parent documents
-``terms``      document frequency per token (BM25 idf), maintained by every write
-``stats``      one row: number of chunks and total token count (BM25 avgdl)
+``stats``      one row: number of chunks, total token count (BM25 avgdl), next rid
 =============  ==============================================================================
 
 Ranking matches the embedded backend: BM25 is *true* Okapi BM25 (Lucene idf, k1=1.5, b=0.75,
-as bm25s) computed in SQL over the candidates that the GIN index finds (``search_vector @@
-'a' | 'b'``) — PostgreSQL's ``ts_rank`` is not BM25; the dense branch is pgvector's HNSW
-cosine search, score ``1 - distance``. Metadata filters become parameterised SQL conditions in
-both branches (:mod:`zhiwen.store._pg_filters`); with pgvector ≥ 0.8 ``hnsw.iterative_scan``
-keeps filtered vector queries from coming back short.
+as bm25s, times k1 + 1) computed over the posting blocks of the query terms
+(:mod:`zhiwen.store._pg_query`); PostgreSQL's ``ts_rank`` is not BM25. The dense branch is
+pgvector's HNSW cosine search, score ``1 - distance``. Metadata filters become parameterised SQL
+conditions in both branches (:mod:`zhiwen.store._pg_filters`); with pgvector ≥ 0.8
+``hnsw.iterative_scan`` keeps filtered vector queries from coming back short.
 
-The parts, one module each: :mod:`zhiwen.store._pg_schema` (DDL, migrations, ``drop_kb``),
-:mod:`zhiwen.store._pg_load` (COPY upserts and deletes with their df/stats bookkeeping),
-:mod:`zhiwen.store._pg_query` (the BM25 and vector SQL), :mod:`zhiwen.store._pg_pool`
+The parts, one module each: :mod:`zhiwen.store._pg_schema` (DDL, migrations — a schema-1
+knowledge base, vectors inline, is upgraded in place when first opened — ``drop_kb``),
+:mod:`zhiwen.store._pg_load` (COPY upserts and deletes), :mod:`zhiwen.store._pg_postings` (the
+posting blocks), :mod:`zhiwen.store._pg_query` (the two searches), :mod:`zhiwen.store._pg_pool`
 (connections); this module is the :class:`~zhiwen.store.base.Store` facade over them.
-
-The tsvector is built with ``array_to_tsvector`` from the tokenizer's output rather than
-``to_tsvector('simple', joined tokens)``: the default parser splits tokens such as ``gpt-4``
-(→ ``gpt``, ``-4``) or ``x.y@z.com``, which would make PostgreSQL's lexemes differ from the
-tokens BM25 counts. For ordinary jieba tokens (lower-cased, no punctuation) both give the same
-lexemes: ``simple`` does no stemming and has no stop words.
 
 Writes run in one transaction each (a failed index run leaves the previous content), rows
 identical to what is stored are left untouched (re-indexing an unchanged source is a no-op for
@@ -63,12 +59,12 @@ from zhiwen.documents import Chunk, Document
 from zhiwen.errors import InvalidParameter, StoreUnavailable
 from zhiwen.store._pg_load import check_vectors, delete_chunks, write_chunks, write_parents
 from zhiwen.store._pg_pool import SharedPool, acquire_pool, release_pool
-from zhiwen.store._pg_query import bm25_search, searchable, tsquery_or, vector_search
+from zhiwen.store._pg_query import bm25_search, searchable, vector_search
 from zhiwen.store._pg_schema import SCHEMA_VERSION, KBSchema, drop_kb, list_kbs, schema_name, server_features
 from zhiwen.store.base import Scored
 from zhiwen.store.filters import Filter
 
-__all__ = ["SCHEMA_VERSION", "PostgresStore", "drop_kb", "list_kbs", "schema_name", "tsquery_or"]
+__all__ = ["SCHEMA_VERSION", "PostgresStore", "drop_kb", "list_kbs", "schema_name"]
 
 log = logging.getLogger(__name__)
 
@@ -117,12 +113,12 @@ class PostgresStore:
         return self.layout.dim
 
     def count(self) -> int:
-        with self.pool.connection() as conn:
+        with self.pool.connection(autocommit=True) as conn:
             row = conn.execute(sql.SQL("SELECT n FROM {}").format(self._t("stats"))).fetchone()
         return int(row[0]) if row else 0
 
     def doc_ids(self) -> set[str]:
-        with self.pool.connection() as conn:
+        with self.pool.connection(autocommit=True) as conn:
             rows = conn.execute(
                 sql.SQL("SELECT doc_id FROM {} UNION SELECT id FROM {}").format(
                     self._t("chunks"), self._t("parents")
@@ -133,7 +129,7 @@ class PostgresStore:
     def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
         if not ids:
             return []
-        with self.pool.connection() as conn:
+        with self.pool.connection(autocommit=True) as conn:
             rows = conn.execute(
                 sql.SQL(
                     "SELECT id, doc_id, text, title, parent_id, metadata FROM {} WHERE id = ANY(%s)"
@@ -149,7 +145,7 @@ class PostgresStore:
     def get_parents(self, ids: Sequence[str]) -> list[Document]:
         if not ids:
             return []
-        with self.pool.connection() as conn:
+        with self.pool.connection(autocommit=True) as conn:
             rows = conn.execute(
                 sql.SQL("SELECT id, text, title, metadata FROM {} WHERE id = ANY(%s)").format(
                     self._t("parents")
@@ -164,7 +160,7 @@ class PostgresStore:
         """Okapi BM25 (Lucene idf, k1=1.5, b=0.75) computed in SQL, exact (MaxScore pruning)."""
         if k <= 0 or not any(searchable(t) for t in tokens):
             return []
-        with self.pool.connection() as conn:
+        with self.pool.connection(autocommit=True) as conn:
             return bm25_search(conn, self.layout, tokens, k, filters)
 
     def search_vector(self, vector: np.ndarray, k: int, filters: Filter | None = None) -> Scored:
@@ -177,8 +173,10 @@ class PostgresStore:
                 f"query vector has dim {vec.shape[0]}, store has {self.dim}",
                 message=f"查询向量维度 {vec.shape[0]} 与知识库维度 {self.dim} 不一致",
             )
-        with self.pool.connection() as conn:
-            return vector_search(conn, self.layout, vec, k, filters, ef_search=self.settings.hnsw_ef_search)
+        ef_search = self.settings.hnsw_ef_search
+        # a larger k widens the beam for this one transaction; otherwise no BEGIN/COMMIT
+        with self.pool.connection(autocommit=k <= ef_search) as conn:
+            return vector_search(conn, self.layout, vec, k, filters, ef_search=ef_search)
 
     # -- contract: writes (SQL in zhiwen.store._pg_load), one transaction each -------------
     def upsert(
@@ -225,18 +223,19 @@ class PostgresStore:
 
     # -- contract: admin ------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
-        with self.pool.connection() as conn:
+        with self.pool.connection(autocommit=True) as conn:
             row = conn.execute(
                 sql.SQL(
                     "SELECT s.n, s.total_len, (SELECT count(*) FROM {parents}), "
-                    "(SELECT count(DISTINCT doc_id) FROM {chunks}), (SELECT count(*) FROM {terms}), "
+                    "(SELECT count(DISTINCT doc_id) FROM {chunks}), "
+                    "(SELECT count(DISTINCT term) FROM {postings}), "
                     "(SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
                     " WHERE c.relnamespace = %s::regnamespace AND c.relkind = 'r') "
                     "FROM {stats} s"
                 ).format(
                     parents=self._t("parents"),
                     chunks=self._t("chunks"),
-                    terms=self._t("terms"),
+                    postings=self._t("postings"),
                     stats=self._t("stats"),
                 ),
                 (self.schema,),

@@ -1,0 +1,359 @@
+"""Qdrant backend of the store contract: dense + BM25 sparse vectors and payload filters.
+
+Switch a deployment with one setting:
+
+* ``ZHIWEN_STORE=qdrant+local:///data/qdrant`` — Qdrant Edge, the Qdrant engine in process
+  (:mod:`zhiwen.store._qdrant_edge`; one process per directory); what CI runs;
+* ``ZHIWEN_STORE=qdrant://qdrant-0:6333?shards=3&replicas=2`` — a Qdrant server or cluster
+  through ``qdrant-client`` (:mod:`zhiwen.store._qdrant_server`); ``deploy/qdrant/`` has a
+  3-node compose file.
+
+Both store the same points (:mod:`zhiwen.store._qdrant_codec`): per chunk one point with the
+named vectors ``dense`` (cosine HNSW) and ``bm25`` — the chunk's own tokenizer terms as a sparse
+vector of BM25 term weights, with the collection's IDF modifier — and a payload with the chunk
+and a filter copy of its metadata. BM25 is therefore computed by Qdrant's sparse inverted index,
+exact, with the embedded store's formula (k1 = 1.5, b = 0.75, Lucene idf); the avgdl baked into
+the weights is the collection's at write time, and all weights are rewritten when the live avgdl
+has moved more than 10 % away from it. Parent documents and one meta point (dim, N, total
+length, that avgdl) live in a second collection.
+
+Qdrant has no multi-point transactions: a batch is validated completely before anything is
+written, then written replace-first (stale chunks of its documents, then the batch), and every
+write is idempotent, so re-running an interrupted index run repairs it.
+
+Example::
+
+    store = open_store("qdrant+local:///tmp/qdrant", path=kb_dir, name="manual", dim=384)
+    store.upsert(chunks, tokens=token_lists, vectors=vectors, parents=docs)
+    store.search_text(["宫保", "鸡丁"], k=10, filters=parse_filters({"difficulty": {"lte": 2}}))
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from zhiwen.documents import Chunk, Document
+from zhiwen.errors import InvalidParameter, StoreUnavailable
+from zhiwen.store._embedded_db import check_batch
+from zhiwen.store._qdrant_codec import (
+    DENSE,
+    META_ID,
+    SPARSE,
+    AnyOf,
+    Clause,
+    Engine,
+    Match,
+    PointData,
+    bm25_values,
+    chunk_from_payload,
+    chunk_payload,
+    counts_from_values,
+    filter_ir,
+    index_kinds,
+    needs_renormalising,
+    parent_from_payload,
+    parent_payload,
+    payload_key,
+    point_id,
+    query_sparse,
+    term_counts,
+)
+from zhiwen.store.base import Scored
+from zhiwen.store.filters import Filter
+
+log = logging.getLogger(__name__)
+
+LOCAL_SCHEME = "qdrant+local://"
+SERVER_SCHEMES = ("qdrant://", "qdrant+http://")
+# batches this large get the HNSW graph built before the upsert returns (writes that removed
+# points always optimise: it vacuums them out of the IDF statistics)
+_OPTIMIZE_MIN_ROWS = 1000
+_WRITE_BATCH = 512
+_PARENTS = Clause(must=[Match("kind", "parent")])
+_MAX_FIELD_INDEXES = 32
+_INDEX_MIN_CHUNKS = 1000
+
+
+def open_engine(url: str, kb: str) -> Engine:
+    """The engine for a ``qdrant+local://PATH`` or ``qdrant://host:port`` URL."""
+    try:
+        if url.startswith(LOCAL_SCHEME):
+            from zhiwen.store._qdrant_edge import EdgeEngine
+
+            path = url[len(LOCAL_SCHEME) :]
+            if not path:
+                raise InvalidParameter(f"no path in {url!r}", message=f"Qdrant 本地存储缺少路径：{url}")
+            return EdgeEngine(Path(path).expanduser(), kb)
+        from zhiwen.store._qdrant_server import ServerEngine
+
+        return ServerEngine.from_url("http://" + url.split("://", 1)[1], kb)
+    except ImportError as exc:
+        raise StoreUnavailable(
+            str(exc), message="未安装 Qdrant 支持，请运行 pip install 'zhiwen[qdrant]'"
+        ) from exc
+
+
+class QdrantStore:
+    """One knowledge base in Qdrant (see the module docstring)."""
+
+    backend = "qdrant"
+
+    def __init__(self, engine: Engine, *, kb: str, dim: int | None, url: str = "") -> None:
+        if dim is not None and (not isinstance(dim, int) or dim < 1 or dim > 65536):
+            raise InvalidParameter(f"invalid vector dimension {dim!r}", message=f"向量维度无效：{dim}")
+        self.engine = engine
+        self.kb = kb
+        self.url = url
+        try:
+            engine.open_parents()
+            found = engine.retrieve("parents", [META_ID])
+            self._meta: dict[str, Any] = found[0].payload if found else {}
+            stored = self._meta.get("dim")
+            if self._meta and stored != dim and dim is not None:
+                raise InvalidParameter(
+                    f"knowledge base {kb!r} has dim {stored}, opened with {dim}",
+                    message=f"知识库 {kb} 的向量维度为 {stored}，与当前嵌入模型的维度 {dim} 不一致",
+                )
+            self._dim: int | None = stored if self._meta else dim
+            engine.open_chunks(self._dim)
+            if not self._meta:
+                self._meta = {"kind": "meta", "kb": kb, "dim": dim, "n": 0, "total_len": 0, "avgdl": 0.0}
+                self._save_meta()
+        except BaseException:
+            engine.close()
+            raise
+
+    def _save_meta(self) -> None:
+        self.engine.upsert("parents", [PointData(META_ID, dict(self._meta))])
+
+    # -- contract: properties and reads ---------------------------------------------------
+    @property
+    def dim(self) -> int | None:
+        return self._dim
+
+    def count(self) -> int:
+        return self.engine.count("chunks")
+
+    def doc_ids(self) -> set[str]:
+        return self.engine.distinct("chunks", "doc_id") | self.engine.distinct("parents", "id", _PARENTS)
+
+    def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
+        by_id = {
+            c.id: c
+            for c in (chunk_from_payload(r.payload) for r in self.engine.retrieve("chunks", _pids(ids)))
+        }
+        return [by_id[i] for i in ids if i in by_id]
+
+    def get_parents(self, ids: Sequence[str]) -> list[Document]:
+        recs = self.engine.retrieve("parents", _pids(ids, prefix="parent:"))
+        by_id = {
+            d.id: d
+            for d in (parent_from_payload(r.payload) for r in recs if r.payload.get("kind") == "parent")
+        }
+        return [by_id[i] for i in ids if i in by_id]
+
+    # -- contract: search -----------------------------------------------------------------
+    def search_text(self, tokens: Sequence[str], k: int, filters: Filter | None = None) -> Scored:
+        """BM25 by Qdrant's sparse index: weights from our tokenizer, idf from the IDF modifier."""
+        indices, values = query_sparse(tokens)
+        if k <= 0 or not indices:
+            return []
+        hits = self.engine.search("chunks", SPARSE, (indices, values), k, filter_ir(filters))
+        return _ranked([h for h in hits if h[1] > 0], k)
+
+    def search_vector(self, vector: np.ndarray, k: int, filters: Filter | None = None) -> Scored:
+        """Cosine nearest neighbours (Qdrant HNSW; exact below its indexing threshold)."""
+        if self._dim is None or k <= 0:
+            return []
+        vec = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if vec.shape[0] != self._dim or not np.isfinite(vec).all():
+            raise InvalidParameter(
+                f"query vector has dim {vec.shape[0]}, store has {self._dim}",
+                message=f"查询向量维度 {vec.shape[0]} 与知识库维度 {self._dim} 不一致",
+            )
+        return _ranked(self.engine.search("chunks", DENSE, vec.tolist(), k, filter_ir(filters)), k)
+
+    # -- contract: writes -----------------------------------------------------------------
+    def upsert(
+        self,
+        chunks: Sequence[Chunk],
+        *,
+        tokens: Sequence[Sequence[str]],
+        vectors: np.ndarray | None = None,
+        parents: Sequence[Document] = (),
+    ) -> None:
+        chunks = list(chunks)
+        if len(tokens) != len(chunks):
+            raise InvalidParameter(
+                f"{len(tokens)} token lists for {len(chunks)} chunks", message="分词结果数量与分块数量不一致"
+            )
+        # last occurrence of a repeated id wins, as a sequence of single upserts would
+        order = sorted({c.id: i for i, c in enumerate(chunks)}.values())
+        arr = None if vectors is None else np.asarray(vectors, dtype=np.float32)
+        if arr is not None and (arr.ndim != 2 or arr.shape[0] != len(chunks)):
+            raise InvalidParameter(
+                f"vectors have shape {arr.shape}, expected ({len(chunks)}, {self._dim})",
+                message=f"向量形状 {tuple(arr.shape)} 与预期 ({len(chunks)}, {self._dim}) 不一致",
+            )
+        chunks = [chunks[i] for i in order]
+        tokens = [tokens[i] for i in order]
+        vecs = check_batch(chunks, tokens, None if arr is None else arr[order], self._dim)
+        payloads = [chunk_payload(c, len(t)) for c, t in zip(chunks, tokens, strict=True)]
+        parent_points = [
+            PointData(point_id("parent:" + p.id), parent_payload(p))
+            for p in {p.id: p for p in parents}.values()
+        ]
+        if not chunks and not parent_points:
+            return
+        # replace first: the batch's ids and the other chunks of its documents
+        new_ids = {point_id(c.id) for c in chunks}
+        old = self.engine.retrieve("chunks", sorted(new_ids))
+        doc_filter = Clause(must=[AnyOf("doc_id", tuple(sorted({c.doc_id for c in chunks})))])
+        stale = (
+            [r for r in self.engine.scroll("chunks", doc_filter, ["dl"]) if r.id not in new_ids]
+            if chunks
+            else []
+        )
+        gone = old + stale
+        n = int(self._meta["n"]) - len(gone) + len(chunks)
+        total = (
+            int(self._meta["total_len"])
+            - sum(int(r.payload.get("dl", 0)) for r in gone)
+            + sum(len(t) for t in tokens)
+        )
+        avgdl = total / n if n else 0.0
+        renormalise = needs_renormalising(float(self._meta["avgdl"]), avgdl)
+        ref = avgdl if renormalise or not self._meta["avgdl"] else float(self._meta["avgdl"])
+        self._index_fields(chunks, n)
+        self.engine.delete("chunks", [r.id for r in stale])
+        points = [
+            PointData(
+                point_id(c.id),
+                payload,
+                dense=vecs[i].tolist() if vecs is not None else None,
+                sparse=bm25_values(term_counts(tokens[i]), len(tokens[i]), ref),
+            )
+            for i, (c, payload) in enumerate(zip(chunks, payloads, strict=True))
+        ]
+        for start in range(0, len(points), _WRITE_BATCH):
+            self.engine.upsert("chunks", points[start : start + _WRITE_BATCH])
+        self.engine.upsert("parents", parent_points)
+        if renormalise and self._meta["avgdl"]:
+            self._renormalise(float(self._meta["avgdl"]), ref, skip=new_ids)
+        self._meta.update(n=n, total_len=total, avgdl=ref)
+        self._save_meta()
+        if gone or len(points) >= _OPTIMIZE_MIN_ROWS:
+            self.engine.optimize()
+        self.engine.flush()
+
+    def _index_fields(self, chunks: Sequence[Chunk], n_after: int) -> None:
+        """A payload index per metadata field (up to 32) once the KB has 1,000 chunks.
+
+        Below that, reading payloads to filter costs less than creating the indexes (each one
+        is a flushed update of the shard).
+        """
+        fields: dict[str, str] = dict(self._meta.get("fields") or {})
+        for name, kind in index_kinds(chunks).items():
+            if fields.get(name) != "keyword":
+                fields[name] = kind
+        indexed: dict[str, str] = dict(self._meta.get("indexed") or {})
+        if n_after >= _INDEX_MIN_CHUNKS:
+            todo = {f: k for f, k in fields.items() if indexed.get(f) != k}
+            for name, kind in sorted(todo.items())[: max(0, _MAX_FIELD_INDEXES - len(indexed))]:
+                self.engine.index_field(payload_key(name), kind)
+                indexed[name] = kind
+        self._meta.update(fields=fields, indexed=indexed)  # saved with this write's meta update
+
+    def _renormalise(self, old_avgdl: float, new_avgdl: float, *, skip: set[str]) -> None:
+        """Rewrite every BM25 weight for ``new_avgdl`` (the live avgdl drifted > 10 %)."""
+        log.info(
+            "qdrant %s: BM25 avgdl %.2f -> %.2f, rewriting sparse vectors", self.kb, old_avgdl, new_avgdl
+        )
+        batch: list[tuple[str, list[int], list[float]]] = []
+        for rec in self.engine.scroll("chunks", None, ["dl"], with_sparse=True):
+            if rec.id in skip or rec.sparse is None:
+                continue
+            dl = int(rec.payload.get("dl", 0))
+            counts = counts_from_values(rec.sparse[0], rec.sparse[1], dl, old_avgdl)
+            batch.append((rec.id, *bm25_values(counts, dl, new_avgdl)))
+            if len(batch) >= _WRITE_BATCH:
+                self.engine.update_sparse("chunks", batch)
+                batch = []
+        self.engine.update_sparse("chunks", batch)
+
+    def delete(self, *, chunk_ids: Sequence[str] = (), doc_ids: Sequence[str] = ()) -> int:
+        if not chunk_ids and not doc_ids:
+            return 0
+        gone = {r.id: r for r in self.engine.retrieve("chunks", _pids(chunk_ids))}
+        if doc_ids:
+            docs = Clause(must=[AnyOf("doc_id", tuple(sorted(set(doc_ids))))])
+            gone.update((r.id, r) for r in self.engine.scroll("chunks", docs, ["dl"]))
+        self.engine.delete("chunks", sorted(gone))
+        self.engine.delete("parents", _pids(doc_ids, prefix="parent:"))
+        if gone:
+            n = int(self._meta["n"]) - len(gone)
+            total = int(self._meta["total_len"]) - sum(int(r.payload.get("dl", 0)) for r in gone.values())
+            self._meta.update(n=n, total_len=total)
+            self._save_meta()
+            self.engine.optimize()
+        self.engine.flush()
+        return len(gone)
+
+    # -- contract: admin ------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        n = self.count()
+        return {
+            "backend": self.backend,
+            "kb": self.kb,
+            "url": _redact(self.url),
+            "chunks": n,
+            "documents": len(self.engine.distinct("chunks", "doc_id")),
+            "parents": self.engine.count("parents", _PARENTS),
+            "avg_tokens": float(self._meta["total_len"]) / n if n else 0.0,
+            "bm25_avgdl": float(self._meta["avgdl"]),
+            "dim": self._dim,
+        }
+
+    def close(self) -> None:
+        self.engine.close()
+
+    def drop(self) -> bool:
+        """Delete the whole knowledge base (both collections); True when it existed."""
+        return self.engine.drop()
+
+    def __enter__(self) -> QdrantStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"QdrantStore({_redact(self.url)!r}, kb={self.kb!r}, dim={self._dim})"
+
+
+def _pids(ids: Sequence[str], prefix: str = "") -> list[str]:
+    return [point_id(prefix + i) for i in dict.fromkeys(ids)]
+
+
+def _ranked(hits: list[tuple[str, float]], k: int) -> Scored:
+    return sorted(hits, key=lambda h: (-h[1], h[0]))[:k]
+
+
+def _redact(url: str) -> str:
+    """The URL without credentials (an ``api_key`` parameter or a password)."""
+    return re.sub(r"(api_key=)[^&]*", r"\1***", re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url))
+
+
+def open_qdrant(url: str, *, kb: str, dim: int | None) -> QdrantStore:
+    return QdrantStore(open_engine(url, kb), kb=kb, dim=dim, url=url)
+
+
+def drop_qdrant_kb(url: str, kb: str) -> bool:
+    """Delete knowledge base ``kb`` from the Qdrant store at ``url``; True when it existed."""
+    return open_engine(url, kb).drop()
