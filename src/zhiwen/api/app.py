@@ -13,6 +13,7 @@ Routes of the engine:
 | GET | ``/docs`` , ``/openapi.json`` | OpenAPI |
 
 | POST | ``/api/v1/qa`` | answers for any KB, by the KB's app or generic QA |
+| GET/POST | ``/v1/models`` , ``/v1/chat/completions`` , ``/v1/embeddings`` | OpenAI-compatible front door |
 
 Apps add theirs: every app in the registry (:mod:`zhiwen.apps.registry`) with a ``router()``
 has it mounted. A broken app stops the service at start with its name (never a silently missing
@@ -35,6 +36,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from zhiwen import __version__
+from zhiwen.api import openai as openai_front
 from zhiwen.api.handlers import install_exception_handlers
 from zhiwen.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from zhiwen.api.routes import admin, health, kbs, qa, search, ui
@@ -72,7 +74,11 @@ def create_app(
 
     install_exception_handlers(app)
     # added last = outermost: the context middleware sees (and ids, counts) the 413s too
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.api.max_body_bytes)
+    app.add_middleware(
+        BodyLimitMiddleware,
+        max_bytes=settings.api.max_body_bytes,
+        limits={"/v1/": settings.api.max_chat_body_bytes},
+    )
     if settings.api.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -84,6 +90,8 @@ def create_app(
 
     for module in (health, kbs, search, qa, admin):
         app.include_router(module.router, responses=ERROR_RESPONSES)
+    # OpenAI-shaped errors, documented by the router itself (not the envelope)
+    app.include_router(openai_front.router)
     mounted: list[str] = []
     if app_routers:
         for name, plugged in registry.items():

@@ -7,6 +7,11 @@
 * Starlette HTTP errors (unknown route 404, wrong method 405, body parse error 400) → envelope.
 * anything else → 500 / 1099, logged with the request id (the request middleware also catches
   errors that escape the app, so this is a second net).
+
+Requests under ``/v1/`` (the OpenAI front door, :mod:`zhiwen.api.openai`) get OpenAI's shape
+instead, ``{"error": {message, type, param, code}}``: validation errors → 400
+``invalid_request_error``, a ZhiwenError → its mapped status / type / code (an unknown model →
+404 ``model_not_found``), so the official SDKs raise their usual exceptions.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from zhiwen.api.openai import errors as openai_errors
 from zhiwen.appkit.envelope import error_response
 from zhiwen.errors import ZhiwenError
 
@@ -97,6 +103,8 @@ def _errors_data(errors: Sequence[Any]) -> list[dict[str, Any]]:
 
 async def zhiwen_error_handler(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ZhiwenError)
+    if openai_errors.is_openai_path(request.url.path):
+        return openai_errors.zhiwen_error_response(exc)
     if exc.http_status >= 500:
         log.warning("request failed: %s", exc, extra={"code": exc.code})
     data: dict[str, Any] = {}
@@ -111,6 +119,8 @@ async def zhiwen_error_handler(request: Request, exc: Exception) -> JSONResponse
 async def validation_error_handler(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     errors = list(exc.errors())
+    if openai_errors.is_openai_path(request.url.path):
+        return openai_errors.validation_error_response(errors, classify_validation_error, field_name)
     if not errors:
         return error_response(422, INVALID, "参数取值无效")
     # the most basic problem first: JSON syntax, then a missing field, then types, then values
@@ -131,6 +141,9 @@ _HTTP_CODES = {
 async def http_error_handler(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     status = exc.status_code
+    if openai_errors.is_openai_path(request.url.path):
+        headers = dict(exc.headers or {})
+        return openai_errors.http_error_response(status, request.method, request.url.path, headers)
     if status in _HTTP_CODES:
         code, message = _HTTP_CODES[status]
     elif status == 405:
@@ -149,6 +162,8 @@ async def http_error_handler(request: Request, exc: Exception) -> JSONResponse:
 
 async def unexpected_error_handler(request: Request, exc: Exception) -> JSONResponse:
     log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    if openai_errors.is_openai_path(request.url.path):
+        return openai_errors.server_error_response()
     return error_response(500, 1099, "服务暂时不可用，请稍后重试")
 
 

@@ -20,6 +20,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from zhiwen.api.openai.errors import error_body as openai_error_body
+from zhiwen.api.openai.errors import is_openai_path
 from zhiwen.appkit.deps import current_settings_var
 from zhiwen.appkit.envelope import error_body
 from zhiwen.config import Settings
@@ -96,6 +98,8 @@ class RequestContextMiddleware:
             if not started:
                 status = 500
                 body = error_body(1099, "服务暂时不可用，请稍后重试", {"request_id": request_id})
+                if is_openai_path(str(scope.get("path", ""))):
+                    body = openai_error_body("服务暂时不可用，请稍后重试", "server_error", "internal_error")
                 await _send_envelope(send, 500, body, [rid_header])
         finally:
             elapsed = time.perf_counter() - t0
@@ -116,31 +120,40 @@ class RequestContextMiddleware:
 
 
 class BodyLimitMiddleware:
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    """``max_bytes`` for every request; ``limits`` raise it for path prefixes that carry more
+    (chat histories on ``/v1/``, file uploads), checked longest prefix first."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int, limits: dict[str, int] | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.limits = sorted((limits or {}).items(), key=lambda kv: -len(kv[0]))
 
-    async def _too_large(self, send: Send, size: int | None) -> None:
-        limit_kb = self.max_bytes // 1024
-        body = error_body(
-            3005,
-            f"请求内容过大（上限 {limit_kb} KB）",
-            {"max_bytes": self.max_bytes, **({"content_length": size} if size is not None else {})},
-        )
+    def limit_for(self, path: str) -> int:
+        return next((n for prefix, n in self.limits if path.startswith(prefix)), self.max_bytes)
+
+    async def _too_large(self, scope: Scope, send: Send, size: int | None, limit: int) -> None:
+        message = f"请求内容过大（上限 {limit // 1024} KB）"
+        if is_openai_path(str(scope.get("path", ""))):
+            body = openai_error_body(message, "invalid_request_error", "request_too_large")
+        else:
+            body = error_body(
+                3005, message, {"max_bytes": limit, **({"content_length": size} if size is not None else {})}
+            )
         await _send_envelope(send, 413, body, [(b"connection", b"close")])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return
+        limit = self.limit_for(str(scope.get("path", "")))
         for key, value in scope.get("headers", ()):
             if key == b"content-length":
                 try:
                     declared = int(value)
                 except ValueError:
                     declared = -1
-                if declared > self.max_bytes:
-                    await self._too_large(send, declared)
+                if declared > limit:
+                    await self._too_large(scope, send, declared, limit)
                     return
                 break
         # Buffer the (small, bounded) body so an oversized chunked upload is refused before the
@@ -153,8 +166,8 @@ class BodyLimitMiddleware:
                 return
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > self.max_bytes:
-                await self._too_large(send, None)
+            if size > limit:
+                await self._too_large(scope, send, None, limit)
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):

@@ -114,8 +114,13 @@ class APISettings(BaseModel):
     port: int = Field(8000, ge=1, le=65535)
     admin_token: str | None = None  # unset = admin API disabled (every call 401)
     max_body_bytes: int = Field(64 * 1024, ge=1024)
+    # /v1/chat/completions carries whole conversations: a larger body limit there
+    max_chat_body_bytes: int = Field(1024 * 1024, ge=1024)
     max_question_chars: int = Field(2000, ge=1)
     cors_origins: list[str] = Field(default_factory=list)
+    # bearer keys of the OpenAI-compatible front door (/v1/*), a JSON list:
+    # ZHIWEN_API__KEYS='["sk-a","sk-b"]'; empty = /v1/* is open (a local, offline server)
+    keys: list[str] = []
 
 
 class PostgresSettings(BaseModel):
@@ -141,7 +146,8 @@ class Settings(BaseSettings):
     )
 
     home: Path = Field(default_factory=_default_home)
-    # "embedded" (default, a directory per KB under home) or a postgresql:// URL
+    # "embedded" (default, a directory per KB under home), postgresql://user@host:5432/db,
+    # qdrant+local:///path (Qdrant Edge in process) or qdrant://host:6333 (server or cluster)
     store: str = "embedded"
     log_level: str = "INFO"
     log_json: bool = False

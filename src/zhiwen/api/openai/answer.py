@@ -1,0 +1,132 @@
+"""An app's answer in OpenAI's shape: text with ``[n]`` markers, citations, usage, provenance.
+
+* **Citations** are the app's citations in order; ``[n]`` in the text is ``citations[n-1]``
+  (the engine's answers already cite that way). An answer that has sources but no marker (the
+  advisor's role sections, the listings summary) gets a ``来源`` footer listing them as
+  ``[1] 标题``, so the markers are in the text for clients that show only text. Citations without
+  a snippet (generic QA cites whole documents) get the document's opening text.
+* **Offline** answers say so: ``zhiwen.llm_used: false`` with the reason, and a visible note
+  when the app's text carries none (the engine's extractive answers do).
+* **Usage** is an estimate, the same for every app: one token per CJK character plus one per
+  four other characters (no tokenizer matches every LLM; an app may make several LLM calls or
+  none). Prompt tokens count the whole conversation sent.
+
+Example::
+
+    >>> cited = number_citations(answer.citations, ctx)           # [CitationOut(index=1, …), …]
+    >>> text = answer.answer + closing_text(answer.answer, cited, llm_used=False, reason="no_llm")
+    >>> estimate_tokens("怎么创建知识库？ok")
+    9
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from zhiwen.api.openai.schemas import CitationOut, Usage, ZhiwenInfo
+from zhiwen.appkit.app import AppContext, Citation
+
+log = logging.getLogger(__name__)
+
+SNIPPET_CHARS = 300
+OFFLINE_NOTE = "（离线模式：未使用大模型，以上内容由知识库检索结果直接整理）"
+_MARKER = re.compile(r"\[\d{1,3}\]")
+_HEADING = re.compile(r"^#{1,6}[ \t]+", re.MULTILINE)
+_CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+
+
+def estimate_tokens(text: str) -> int:
+    """CJK characters count one token each; everything else one per four characters."""
+    cjk = len(_CJK.findall(text))
+    rest = len(text) - cjk
+    return cjk + (rest + 3) // 4
+
+
+def usage(prompt_texts: Iterable[str], completion: str) -> Usage:
+    prompt = sum(estimate_tokens(t) for t in prompt_texts)
+    done = estimate_tokens(completion)
+    return Usage(prompt_tokens=prompt, completion_tokens=done, total_tokens=prompt + done)
+
+
+def has_markers(text: str) -> bool:
+    return bool(_MARKER.search(text))
+
+
+def sources_footer(citations: Sequence[CitationOut]) -> str:
+    lines = [f"[{c.index}] {c.title or c.id}" for c in citations]
+    return "\n\n**来源**\n" + "\n".join(lines)
+
+
+def offline_note(text: str, llm_used: bool, reason: str | None) -> str:
+    """The visible note for an extractive answer whose text does not already say so."""
+    if llm_used or reason == "no_results" or "大模型" in text:
+        return ""
+    return "\n\n" + OFFLINE_NOTE
+
+
+def _snippet(citation: Citation, ctx: AppContext, opened: dict[str, Any]) -> str:
+    if citation.text or not citation.kb:
+        return citation.text
+    try:
+        kb = opened.get(citation.kb) or opened.setdefault(citation.kb, ctx.open_kb(citation.kb))
+        docs = kb.get_parents([citation.id])
+    except Exception as exc:  # a snippet is a nicety: never fail the answer for it
+        log.debug("no snippet for %s/%s: %s", citation.kb, citation.id, exc)
+        return ""
+    if not docs:
+        return ""
+    text = " ".join(_HEADING.sub("", str(docs[0].text)).split())
+    return text[:SNIPPET_CHARS] + ("……" if len(text) > SNIPPET_CHARS else "")
+
+
+def number_citations(citations: Sequence[Citation], ctx: AppContext) -> list[CitationOut]:
+    opened: dict[str, Any] = {}
+    return [
+        CitationOut(
+            index=i,
+            id=c.id,
+            title=c.title,
+            snippet=_snippet(c, ctx, opened),
+            kb=c.kb,
+            score=c.score,
+            # provenance, where the citation model carries it (page-aware loaders)
+            label=getattr(c, "label", None) or None,
+            source=getattr(c, "source", None),
+            page=getattr(c, "page", None),
+            section=getattr(c, "section", None),
+            metadata=c.metadata,
+        )
+        for i, c in enumerate(citations, 1)
+    ]
+
+
+def closing_text(text: str, citations: Sequence[CitationOut], *, llm_used: bool, reason: str | None) -> str:
+    """What follows the app's text: the sources footer (no marker in it) and the offline note."""
+    tail = ""
+    if citations and not has_markers(text):
+        tail += sources_footer(citations)
+    return tail + offline_note(text + tail, llm_used, reason)
+
+
+def zhiwen_info(
+    *,
+    app: str | None,
+    kb: str | None,
+    llm_used: bool,
+    reason: str | None,
+    data: dict[str, Any],
+    params: dict[str, Any] | None = None,
+) -> ZhiwenInfo:
+    route, session = data.get("route"), data.get("session_id")
+    return ZhiwenInfo(
+        app=app,
+        kb=kb,
+        llm_used=llm_used,
+        extractive_reason=None if llm_used else (reason or "no_llm"),
+        session_id=session if isinstance(session, str) else None,  # apps with sessions report one
+        route=route if isinstance(route, str) else None,
+        params=dict(params or {}),
+    )

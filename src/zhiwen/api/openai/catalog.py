@@ -1,0 +1,159 @@
+"""The models zhiwen offers: one per app and one per knowledge base, and what answers each.
+
+* An **app** model (``policy``, ``advisor``, ``listings``, ``recipes`` …) is answered by the app
+  over its own KBs. It is listed even before its KBs are built (``metadata.ready: false``); asking
+  it then gives 404 ``model_not_ready`` naming the setup command.
+* A **KB** model (``id`` = KB name) is answered like ``POST /api/v1/qa``: by the app named in
+  the KB's ``kb.json``, else by generic QA. A KB with an app's name is that app's model (listed
+  once).
+
+Listing reads each ``kb.json`` only (no KB is opened, no index loaded).
+
+Example::
+
+    >>> cards = list_models(apps, kbs)
+    >>> [(c.id, c.metadata.kind) for c in cards][:2]
+    [('advisor', 'app'), ('listings', 'app')]
+    >>> resolve_model("demo", apps, kbs).kind
+    'kb'
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from zhiwen.api.openai.errors import ModelNotFound, ModelNotReady
+from zhiwen.api.openai.schemas import ModelCard, ModelMetadata
+from zhiwen.appkit.app import BaseApp
+from zhiwen.appkit.deps import KBRegistry
+from zhiwen.apps.registry import AppRegistry
+from zhiwen.kb.config import KBConfig, load_config
+
+log = logging.getLogger(__name__)
+
+OWNER = "zhiwen"
+_STARTED = int(time.time())
+
+
+@dataclass(frozen=True, slots=True)
+class ModelTarget:
+    """What answers a model: ``app`` (None: generic QA) over ``kb`` (None: the app's own KBs)."""
+
+    id: str
+    kind: str  # "app" | "kb"
+    app: BaseApp | None
+    kb: str | None
+
+
+def _kb_config(kbs: KBRegistry, name: str) -> KBConfig | None:
+    try:
+        return load_config(kbs.settings.kb_root / name, name)
+    except Exception as exc:  # a broken kb.json must not hide the other models
+        log.debug("cannot read kb.json of %s: %s", name, exc)
+        return None
+
+
+def _kb_created(kbs: KBRegistry, name: str) -> int:
+    try:
+        return int((kbs.settings.kb_root / name / "kb.json").stat().st_mtime)
+    except OSError:
+        return _STARTED
+
+
+def required_kbs(app: BaseApp) -> list[str]:
+    return [spec.name for spec in app.kbs if spec.required]
+
+
+def missing_kbs(app: BaseApp, names: set[str]) -> list[str]:
+    return [kb for kb in required_kbs(app) if kb not in names]
+
+
+def setup_hint(app: BaseApp, missing: list[str]) -> str:
+    return (
+        f"应用「{app.title or app.name}」的知识库尚未构建：{'、'.join(missing)}。"
+        f"请先运行 zhiwen {app.name} setup DATA_DIR"
+    )
+
+
+def _app_card(app: BaseApp, names: set[str]) -> ModelCard:
+    missing = missing_kbs(app, names)
+    description = app.description or app.title
+    if missing:
+        description = f"{description}（{setup_hint(app, missing)}）"
+    return ModelCard(
+        id=app.name,
+        created=_STARTED,
+        owned_by=OWNER,
+        name=app.title or app.name,
+        metadata=ModelMetadata(
+            kind="app",
+            title=app.title or app.name,
+            description=description,
+            app=app.name,
+            kbs=[spec.name for spec in app.kbs],
+            ready=not missing,
+        ),
+    )
+
+
+def _kb_card(kbs: KBRegistry, name: str, apps: AppRegistry) -> ModelCard:
+    config = _kb_config(kbs, name)
+    owner = apps.for_kb(config.app if config else None)
+    described = config.extra.get("description") if config else None
+    if isinstance(described, str) and described.strip():
+        description = described.strip()
+    elif owner is not None:
+        description = f"知识库「{name}」，由应用「{owner.title or owner.name}」回答"
+    else:
+        description = f"知识库「{name}」的通用问答（检索增强，带引用）"
+    return ModelCard(
+        id=name,
+        name=name,
+        created=_kb_created(kbs, name),
+        owned_by=owner.name if owner is not None else OWNER,
+        metadata=ModelMetadata(
+            kind="kb",
+            title=name,
+            description=description,
+            app=owner.name if owner is not None else None,
+            kbs=[name],
+            ready=config is not None,
+            embedder=config.embedder if config else None,
+        ),
+    )
+
+
+def list_models(apps: AppRegistry, kbs: KBRegistry) -> list[ModelCard]:
+    """Apps first (by name), then the KBs that are not an app's namesake (by name)."""
+    names = set(kbs.names())
+    cards = [_app_card(apps[name], names) for name in sorted(apps)]
+    cards += [_kb_card(kbs, name, apps) for name in sorted(names) if name not in apps]
+    return cards
+
+
+def find_model(model: str, apps: AppRegistry, kbs: KBRegistry) -> ModelCard:
+    names = set(kbs.names())
+    if model in apps:
+        return _app_card(apps[model], names)
+    if model in names:
+        return _kb_card(kbs, model, apps)
+    raise ModelNotFound(model)
+
+
+def resolve_model(model: str, apps: AppRegistry, kbs: KBRegistry) -> ModelTarget:
+    """The app / KB answering ``model``: 404 ``model_not_found`` / ``model_not_ready`` otherwise."""
+    names = set(kbs.names())
+    if model in apps:
+        app = apps[model]
+        missing = missing_kbs(app, names)
+        if missing:
+            raise ModelNotReady(
+                f"app {model!r} lacks KBs {missing}", message=setup_hint(app, missing), param="model"
+            )
+        return ModelTarget(id=model, kind="app", app=app, kb=None)
+    if model in names:
+        config = _kb_config(kbs, model)
+        return ModelTarget(id=model, kind="kb", app=apps.for_kb(config.app if config else None), kb=model)
+    raise ModelNotFound(model)

@@ -1,0 +1,191 @@
+"""``POST /v1/chat/completions``: every KB and every app answers as a chat model.
+
+``model`` picks the app or KB (:mod:`.catalog`); the conversation becomes the app's
+:class:`AskRequest` (:mod:`.conversation`); the client's ``temperature`` / ``max_tokens`` /
+``stop`` reach the LLM through :func:`zhiwen.generate.overrides.with_overrides`; the answer is
+shaped by :mod:`.answer` (non-streamed) or :mod:`.stream` (``stream: true``).
+
+Failures before the first byte are HTTP errors in OpenAI's shape (an unknown model, an app whose
+KBs are not built, a bad request); the stream starts only once the app has produced its first
+event, so clients see the real status. Later failures are in-band error frames.
+
+Example::
+
+    client = OpenAI(base_url="http://127.0.0.1:8000/v1", api_key="none")
+    reply = client.chat.completions.create(
+        model="recipes", messages=[{"role": "user", "content": "番茄炒蛋怎么做"}]
+    )
+    reply.choices[0].message.content, reply.model_extra["citations"][0]["title"]
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from itertools import chain
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from starlette.concurrency import iterate_in_threadpool
+from starlette.responses import StreamingResponse
+
+from zhiwen import __version__
+from zhiwen.api.openai.answer import closing_text, number_citations, usage, zhiwen_info
+from zhiwen.api.openai.auth import caller_fingerprint
+from zhiwen.api.openai.catalog import ModelTarget, resolve_model
+from zhiwen.api.openai.conversation import (
+    Conversation,
+    derive_session_id,
+    parse_messages,
+    reconcile_session,
+)
+from zhiwen.api.openai.errors import OPENAI_ERROR_RESPONSES, guarded
+from zhiwen.api.openai.schemas import AssistantMessage, ChatCompletion, ChatCompletionRequest, Choice
+from zhiwen.api.openai.stream import StreamState, completion_frames
+from zhiwen.appkit.app import AppAnswer, AppContext, AskRequest
+from zhiwen.appkit.deps import get_app_context, get_kb_registry, get_settings_dep
+from zhiwen.appkit.events import AppEvent
+from zhiwen.appkit.qa import generic_ask, generic_stream
+from zhiwen.apps.registry import AppRegistry
+from zhiwen.generate.overrides import with_overrides
+
+router = APIRouter()
+FINGERPRINT = f"zhiwen-{__version__}"
+_END = object()
+
+_STREAM_DOC: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": (
+            "非流式为 chat.completion JSON；stream: true 时为 SSE："
+            "chat.completion.chunk 逐块，以 data: [DONE] 结束"
+        ),
+        "content": {
+            "text/event-stream": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "data": {
+                            "type": "string",
+                            "description": "chat.completion.chunk 的 JSON；最后一个事件为 [DONE]",
+                        }
+                    },
+                    "required": ["data"],
+                }
+            }
+        },
+    }
+}
+
+
+def get_apps(request: Request) -> AppRegistry:
+    apps: AppRegistry = request.app.state.apps
+    return apps
+
+
+def session_id_for(body: ChatCompletionRequest, request: Request, conversation: Conversation) -> str:
+    explicit = body.session_id or request.headers.get("x-session-id", "").strip()[:128]
+    if explicit:
+        return explicit
+    return derive_session_id(
+        conversation, model=body.model, caller=caller_fingerprint(request), user=body.user
+    )
+
+
+AskFunction = Callable[[AskRequest, AppContext], AppAnswer]
+StreamFunction = Callable[[AskRequest, AppContext], Iterator[AppEvent]]
+
+
+def answer_functions(target: ModelTarget) -> tuple[AskFunction, StreamFunction]:
+    if target.app is None:
+        return generic_ask, generic_stream
+    return target.app.ask, target.app.stream
+
+
+def _completion(
+    body: ChatCompletionRequest,
+    target: ModelTarget,
+    conversation: Conversation,
+    answer: AppAnswer,
+    ctx: AppContext,
+) -> ChatCompletion:
+    cited = number_citations(answer.citations, ctx)
+    text = answer.answer + closing_text(
+        answer.answer, cited, llm_used=answer.llm_used, reason=answer.extractive_reason
+    )
+    info = zhiwen_info(
+        app=target.app.name if target.app else None,
+        kb=target.kb,
+        llm_used=answer.llm_used,
+        reason=answer.extractive_reason,
+        data=answer.data,
+        params=answer.params,
+    )
+    return ChatCompletion(
+        id=f"chatcmpl-{uuid.uuid4().hex}",
+        created=int(time.time()),
+        model=body.model,
+        system_fingerprint=FINGERPRINT,
+        choices=[Choice(message=AssistantMessage(content=text))],
+        usage=usage(conversation.texts(), text),
+        citations=cited,
+        zhiwen=info,
+    )
+
+
+@router.post(
+    "/chat/completions",
+    summary="对话补全（OpenAI 兼容）：每个知识库、每个应用都是一个模型",
+    response_model=ChatCompletion,
+    responses={**OPENAI_ERROR_RESPONSES, **_STREAM_DOC},
+)
+async def chat_completions(
+    body: ChatCompletionRequest,
+    request: Request,
+    ctx: AppContext = Depends(get_app_context),
+    apps: AppRegistry = Depends(get_apps),
+) -> Any:
+    settings = get_settings_dep(request)
+    target = await guarded(resolve_model, body.model, apps, get_kb_registry(request))
+    conversation = parse_messages(body.messages, settings.api.max_question_chars)
+    session_id = session_id_for(body, request, conversation)
+    ctx.llm = with_overrides(
+        ctx.llm,
+        temperature=body.temperature,
+        max_tokens=body.max_completion_tokens or body.max_tokens,
+        stop=body.stop,
+    )
+    ask_request = AskRequest(
+        question=conversation.question,
+        history=conversation.history,
+        session_id=session_id,
+        kb=target.kb,
+        top_k=body.top_k,
+        options=body.options.model_dump(exclude_none=True) if body.options else {},
+    )
+    if target.app is not None:
+        await guarded(reconcile_session, target.app, session_id, conversation)
+    ask, stream = answer_functions(target)
+    if not body.stream:
+        answer = await guarded(ask, ask_request, ctx)
+        return await guarded(_completion, body, target, conversation, answer, ctx)
+
+    events = iter(await guarded(stream, ask_request, ctx))
+    first = await guarded(next, events, _END)  # errors so far are real HTTP errors
+    state = StreamState(
+        completion_id=f"chatcmpl-{uuid.uuid4().hex}",
+        created=int(time.time()),
+        model=body.model,
+        fingerprint=FINGERPRINT,
+        include_usage=bool(body.stream_options and body.stream_options.include_usage),
+        prompt_texts=conversation.texts(),
+        app=target.app.name if target.app else None,
+        kb=target.kb,
+    )
+    everything = events if first is _END else chain([first], events)
+    frames = completion_frames(everything, state, ctx)
+    return StreamingResponse(
+        iterate_in_threadpool(frames),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )

@@ -1,0 +1,102 @@
+"""From OpenAI ``messages`` to an app's :class:`AskRequest`: question, history, session id.
+
+* **Question**: the last message, which must be the user's (text parts joined; images ignored).
+* **History**: every earlier message (system and developer prompts included) as
+  ``{"role", "content"}`` with text content; apps that hold a conversation read it.
+* **Session id** (the advisor keeps facts per session): an explicit ``session_id`` (body
+  extension) or ``X-Session-Id`` header wins. Otherwise it is derived from what names a
+  conversation in a stateless client: the caller (a fingerprint of the API key and the
+  ``user`` field), the model, the system prompt and the FIRST user message —
+  ``oai-`` + 24 hex characters of their SHA-256. Every turn of one chat gets the same id.
+* **Reconciling** (:func:`reconcile_session`): clients own the history, so a regenerated answer,
+  an edited message or a new chat that opens with the same question must not inherit stale
+  facts. When the app's stored session disagrees with the client's earlier user messages, the
+  session is dropped and the app re-seeds it from the client's history.
+
+Example::
+
+    >>> conv = parse_messages([ChatMessage(role="system", content="你是购房顾问"),
+    ...                        ChatMessage(role="user", content="总价300万，月供多少？")], 2000)
+    >>> conv.question, conv.history
+    ('总价300万，月供多少？', [{'role': 'system', 'content': '你是购房顾问'}])
+    >>> derive_session_id(conv, model="advisor", caller="", user=None)[:4]
+    'oai-'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from zhiwen.api.openai.errors import OpenAIError
+from zhiwen.api.openai.schemas import ChatMessage
+
+
+@dataclass(slots=True)
+class Conversation:
+    question: str
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    def earlier_user_texts(self) -> list[str]:
+        return [m["content"].strip() for m in self.history if m["role"] == "user"]
+
+    def system_text(self) -> str:
+        return "\n".join(m["content"] for m in self.history if m["role"] in ("system", "developer"))
+
+    def texts(self) -> list[str]:
+        return [m["content"] for m in self.history] + [self.question]
+
+
+def parse_messages(messages: Sequence[ChatMessage], max_question_chars: int) -> Conversation:
+    """The question and the history; 400 when the last message is not a usable user message."""
+    last = messages[-1]
+    if last.role != "user":
+        raise OpenAIError(
+            f"last message has role {last.role!r}",
+            message="messages 的最后一条必须是用户（user）消息",
+            param="messages",
+        )
+    question = last.text().strip()
+    if not question:
+        raise OpenAIError("empty question", message="问题不能为空", param="messages")
+    if len(question) > max_question_chars:
+        raise OpenAIError(
+            f"question has {len(question)} characters",
+            message=f"问题过长：{len(question)} 个字符，最多 {max_question_chars} 个",
+            param="messages",
+        )
+    history = [{"role": m.role, "content": m.text()} for m in messages[:-1]]
+    return Conversation(question=question, history=[m for m in history if m["content"]])
+
+
+def derive_session_id(conversation: Conversation, *, model: str, caller: str, user: str | None) -> str:
+    users = conversation.earlier_user_texts()
+    first = users[0] if users else conversation.question
+    key = json.dumps([caller, user or "", model, conversation.system_text(), first], ensure_ascii=False)
+    return "oai-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
+
+
+def reconcile_session(app: Any, session_id: str, conversation: Conversation) -> bool:
+    """Drop ``app``'s stored session when it disagrees with the client's history; True if dropped.
+
+    Duck-typed on ``app.service.sessions`` (``peek`` / ``drop``, sessions with
+    ``user_texts()``): apps without conversation state are left alone.
+    """
+    store = getattr(getattr(app, "service", None), "sessions", None)
+    if store is None or not hasattr(store, "peek") or not hasattr(store, "drop"):
+        return False
+    session = store.peek(session_id)
+    if session is None:
+        return False
+    stored = [t.strip() for t in session.user_texts()]
+    client = conversation.earlier_user_texts()
+    # the store keeps only the last turns: they must be the tail of the client's earlier turns
+    # (a stored turn the client does not have = a regenerated or edited answer, or a new chat)
+    agrees = len(stored) <= len(client) and stored == client[len(client) - len(stored) :]
+    if agrees:
+        return False
+    store.drop(session_id)
+    return True

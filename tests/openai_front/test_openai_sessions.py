@@ -1,0 +1,73 @@
+"""The advisor keeps one session per chat; client-held history stays the truth."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zhiwen.api.openai.conversation import derive_session_id, parse_messages, reconcile_session
+from zhiwen.api.openai.schemas import ChatMessage
+from zhiwen.apps.advisor.sessions import SessionStore
+
+FIRST = "总价300万，首付三成，贷款30年，利率3.1%，月供多少？"
+FOLLOW_UP = "那如果贷款20年呢？"
+
+
+def _chat(client: Any, messages: list[dict[str, str]], **kwargs: Any) -> tuple[str, str]:
+    reply = client.chat.completions.create(model="advisor", messages=messages, **kwargs)
+    return reply.choices[0].message.content, reply.model_extra["zhiwen"]["session_id"]
+
+
+def test_follow_up_continues_the_session(client: Any) -> None:
+    first, session = _chat(client, [{"role": "user", "content": FIRST}], user="alice")
+    assert session.startswith("oai-") and "8,967.34" in first
+    history = [{"role": "user", "content": FIRST}, {"role": "assistant", "content": first}]
+    second, again = _chat(client, [*history, {"role": "user", "content": FOLLOW_UP}], user="alice")
+    assert again == session
+    assert "20年" in second and "210万" in second  # price and down payment came from turn 1
+    # a new chat that opens with the same question starts clean (no facts from the follow-up)
+    fresh, same_id = _chat(client, [{"role": "user", "content": FIRST}], user="alice")
+    assert same_id == session and fresh == first
+    # another user, another session
+    _, other = _chat(client, [{"role": "user", "content": FIRST}], user="bob")
+    assert other != session
+    # an explicit id wins
+    _, explicit = _chat(client, [{"role": "user", "content": FIRST}], extra_body={"session_id": "mine"})
+    assert explicit == "mine"
+
+
+def _conv(*turns: tuple[str, str]) -> Any:
+    return parse_messages([ChatMessage(role=r, content=c) for r, c in turns], 2000)  # type: ignore[arg-type]
+
+
+def test_session_id_names_the_conversation() -> None:
+    one = _conv(("system", "你是顾问"), ("user", "问题一"))
+    two = _conv(("system", "你是顾问"), ("user", "问题一"), ("assistant", "回答"), ("user", "问题二"))
+    assert two.question == "问题二" and [m["role"] for m in two.history] == ["system", "user", "assistant"]
+    ids = {derive_session_id(c, model="advisor", caller="", user=None) for c in (one, two)}
+    assert len(ids) == 1
+    other_system = _conv(("system", "你是律师"), ("user", "问题一"))
+    assert derive_session_id(other_system, model="advisor", caller="", user=None) not in ids
+    assert derive_session_id(one, model="advisor", caller="key2", user=None) not in ids
+
+
+def test_reconcile_drops_only_a_session_the_client_contradicts() -> None:
+    class App:
+        def __init__(self) -> None:
+            self.service = type("S", (), {"sessions": SessionStore()})()
+
+    app = App()
+    store = app.service.sessions
+    store.get("s").add_user("问题一")
+    assert (
+        reconcile_session(app, "s", _conv(("user", "问题一"), ("assistant", "答"), ("user", "问题二")))
+        is False
+    )
+    store.get("s").add_user("问题二")
+    # regenerate: the client re-asks 问题二 with only 问题一 before it
+    assert (
+        reconcile_session(app, "s", _conv(("user", "问题一"), ("assistant", "答"), ("user", "问题二")))
+        is True
+    )
+    assert store.peek("s") is None
+    assert reconcile_session(app, "absent", _conv(("user", "x"))) is False
+    assert reconcile_session(object(), "s", _conv(("user", "x"))) is False  # apps without sessions
