@@ -27,6 +27,15 @@ if ! python -c 'import sentence_transformers' 2>/dev/null; then
   fi
 fi
 
+# Document fixtures (tests/ingest/doc_fixtures.py) print statutes to PDF with headless Chromium and
+# real CJK fonts; OCR is the [ocr] extra (RapidOCR, its models ship inside the wheel). Without them
+# the PDF/OCR tests are skipped with the reason.
+python -m pip install -q -e '.[dev,ocr]' || echo "warning: the [ocr] extra did not install; OCR tests will be skipped" >&2
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ! command -v chromium >/dev/null 2>&1; then
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; } \
+    || echo "warning: chromium/fonts-noto-cjk install failed; PDF fixture tests will be skipped" >&2
+fi
+
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ -f scripts/ensure-postgres.sh ]; then
   bash scripts/ensure-postgres.sh || echo "warning: PostgreSQL/pgvector setup failed; PG tests will be skipped" >&2
 fi

@@ -248,6 +248,11 @@ def test_qa_events_become_app_events() -> None:
         "score": 0.5,
         "rerank_score": None,
         "metadata": {"section": "安装"},
+        "source": None,
+        "page": None,
+        "page_end": None,
+        "section": "安装",
+        "label": "《快速开始》",
     }
     assert events[2].data == {"text": "安装"} and events[3].data == {"llm_used": True}
 

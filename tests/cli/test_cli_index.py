@@ -108,6 +108,9 @@ def _bad_inputs(tmp: Path) -> dict[str, tuple[list[str], str]]:
     gbk.mkdir()
     (gbk / "ok.md").write_text("# 好\n内容", "utf-8")
     (gbk / "bad.md").write_bytes("# 红烧肉\n五花肉".encode("gbk"))
+    bad_only = tmp / "bad_only"
+    bad_only.mkdir()
+    (bad_only / "空.txt").write_bytes(b"")
     beir = tmp / "beir"
     beir.mkdir()
     (beir / "corpus.jsonl").write_text('{"_id": "1", "text": "好"}\n{"_id": "2", "text": \n', "utf-8")
@@ -115,9 +118,10 @@ def _bad_inputs(tmp: Path) -> dict[str, tuple[list[str], str]]:
     jsonl.write_text('{"text": "一"}\nnot json\n', "utf-8")
     return {
         "missing-path": (["--format", "markdown", str(tmp / "nope")], "路径不存在"),
-        "unknown-format": (["--format", "docx", str(empty)], "未知的格式"),
+        "unknown-format": (["--format", "rtf", str(empty)], "未知的格式"),
         "empty-corpus": ([str(empty)], "导入失败"),
-        "non-utf8": ([str(gbk)], "UTF-8"),
+        "only-bad-file": ([str(bad_only)], "空文件"),
+        "bad-ocr": (["--ocr", "sometimes", str(gbk)], "--ocr"),
         "malformed-beir-jsonl": (["--format", "beir", str(beir)], "第 2 行"),
         "malformed-jsonl": (["--format", "jsonl", str(jsonl)], "第 2 行"),
         "bad-option": (["--option", "novalue", str(empty)], "key=value"),
@@ -129,7 +133,8 @@ BAD_CASES = [
     "missing-path",
     "unknown-format",
     "empty-corpus",
-    "non-utf8",
+    "only-bad-file",
+    "bad-ocr",
     "malformed-beir-jsonl",
     "malformed-jsonl",
     "bad-option",
@@ -204,3 +209,64 @@ def test_app_format_via_registry(zw: Invoke, tmp_path: Path, monkeypatch: pytest
     (tmp_path / "toy.marker").write_text("x")
     summary = index_json(zw, "--kb", "homes2", str(tmp_path))  # --format auto: sniffed by content
     assert summary["format"] == "toy"
+
+
+# -- documents of every format --------------------------------------------------------------------
+def _mixed_folder(tmp: Path) -> Path:
+    import docx
+
+    folder = tmp / "资料"
+    folder.mkdir()
+    document = docx.Document()
+    document.add_heading("住房公积金缴存制度", 1)
+    document.add_heading("第一章 缴存", 2)
+    document.add_paragraph("单位应当于每月发放职工工资之日起五日内缴存住房公积金。")
+    document.save(str(folder / "制度"))  # no suffix: recognised by content
+    (folder / "通知.html").write_text(
+        "<!doctype html><html><head><title>通知</title></head><body><nav>首页 | 联系我们</nav>"
+        "<article><h1>关于契税的通知</h1><p>契税税率为百分之三至百分之五，由省级人民政府确定。</p>"
+        "<p>纳税人应当在办理权属登记前申报缴纳契税。</p></article><footer>版权所有</footer></body></html>",
+        "utf-8",
+    )
+    (folder / "旧.md").write_bytes("# 红烧肉\n五花肉切块焯水".encode("gbk"))
+    (folder / "坏.pdf").write_bytes(b"%PDF-1.7\n1 0 obj broken")
+    (folder / "空.txt").write_bytes(b"")
+    return folder
+
+
+def test_mixed_folder_partial_exit_3(zw: Invoke, tmp_path: Path) -> None:
+    folder = _mixed_folder(tmp_path)
+    result = zw("index", "--kb", "docs", "--json", str(folder))
+    assert result.exit_code == 3, result.output
+    summary = json.loads(result.stdout)
+    assert summary["files"] == {"ok": 3, "failed": 2, "skipped": 0} and summary["documents"] == 3
+    failed = {f["file"]: f["error"] for f in summary["failed"]}
+    assert "已损坏" in failed["坏.pdf"] and "空文件" in failed["空.txt"]
+    info = json.loads(zw("kb", "info", "docs", "--json").stdout)
+    assert info["documents"] == 3
+    hits = json.loads(zw("search", "--kb", "docs", "--json", "公积金 缴存").stdout)["hits"]
+    top = hits[0]["chunk"]
+    assert top["doc_id"] == "制度" and top["metadata"]["format"] == "docx"
+    assert top["metadata"]["section"].startswith("住房公积金缴存制度") and top["metadata"]["source"] == "制度"
+    # the human form: a table of the failed files on stderr, same exit code
+    table = zw("index", "--kb", "docs", str(folder))
+    assert table.exit_code == 3 and "坏.pdf" in table.stderr and "空文件" in table.stderr
+    assert "知识库「docs」已更新" in table.stdout
+
+
+def test_gbk_markdown_and_scanned_pdf_without_ocr(zw: Invoke, tmp_path: Path) -> None:
+    import io
+
+    import img2pdf
+    from PIL import Image
+
+    folder = tmp_path / "f"
+    folder.mkdir()
+    (folder / "旧.md").write_bytes("# 红烧肉\n五花肉切块焯水".encode("gbk"))
+    buf = io.BytesIO()
+    Image.new("L", (600, 800), 255).save(buf, format="PNG")
+    (folder / "扫描.pdf").write_bytes(img2pdf.convert(buf.getvalue()))
+    result = zw("index", "--kb", "k", "--json", "--ocr", "never", str(folder))
+    assert result.exit_code == 3
+    summary = json.loads(result.stdout)
+    assert summary["documents"] == 1 and "OCR 已关闭" in summary["failed"][0]["error"]

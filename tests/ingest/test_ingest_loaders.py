@@ -91,7 +91,7 @@ def test_markdown_errors(tmp_path: Path) -> None:
     assert "nonsense" in exc.value.detail
 
     with pytest.raises(IngestError) as exc:
-        load_corpus(tmp_path, "docx")
+        load_corpus(tmp_path, "rtf")
     assert "未知的格式" in exc.value.message
     for fmt in ("markdown", "beir", "csv", "json"):
         assert fmt in exc.value.detail

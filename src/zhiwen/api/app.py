@@ -39,7 +39,7 @@ from zhiwen import __version__
 from zhiwen.api import openai as openai_front
 from zhiwen.api.handlers import install_exception_handlers
 from zhiwen.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
-from zhiwen.api.routes import admin, health, kbs, qa, search, ui
+from zhiwen.api.routes import admin, documents, health, kbs, qa, search, ui
 from zhiwen.appkit.deps import KBRegistry
 from zhiwen.appkit.envelope import ERROR_RESPONSES
 from zhiwen.apps.registry import AppRegistry, load_apps
@@ -78,6 +78,7 @@ def create_app(
         BodyLimitMiddleware,
         max_bytes=settings.api.max_body_bytes,
         limits={"/v1/": settings.api.max_chat_body_bytes},
+        streams_own_body=documents.is_upload_path,
     )
     if settings.api.cors_origins:
         app.add_middleware(
@@ -88,7 +89,7 @@ def create_app(
         )
     app.add_middleware(RequestContextMiddleware, settings=settings)
 
-    for module in (health, kbs, search, qa, admin):
+    for module in (health, kbs, documents, search, qa, admin):
         app.include_router(module.router, responses=ERROR_RESPONSES)
     # OpenAI-shaped errors, documented by the router itself (not the envelope)
     app.include_router(openai_front.router)

@@ -16,6 +16,7 @@ import logging
 import re
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -123,10 +124,18 @@ class BodyLimitMiddleware:
     """``max_bytes`` for every request; ``limits`` raise it for path prefixes that carry more
     (chat histories on ``/v1/``, file uploads), checked longest prefix first."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int, limits: dict[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_bytes: int,
+        limits: dict[str, int] | None = None,
+        streams_own_body: Callable[[str], bool] | None = None,
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.limits = sorted((limits or {}).items(), key=lambda kv: -len(kv[0]))
+        # routes that read and limit their own (large) bodies, e.g. file uploads: never buffered here
+        self.streams_own_body = streams_own_body or (lambda _path: False)
 
     def limit_for(self, path: str) -> int:
         return next((n for prefix, n in self.limits if path.startswith(prefix)), self.max_bytes)
@@ -142,7 +151,11 @@ class BodyLimitMiddleware:
         await _send_envelope(send, 413, body, [(b"connection", b"close")])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS"):
+        if (
+            scope["type"] != "http"
+            or scope.get("method") in ("GET", "HEAD", "OPTIONS")
+            or self.streams_own_body(str(scope.get("path", "")))
+        ):
             await self.app(scope, receive, send)
             return
         limit = self.limit_for(str(scope.get("path", "")))

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from zhiwen.appkit.events import AppEvent
 from zhiwen.config import Settings
@@ -64,7 +64,11 @@ class KBSpec:
 
 
 class Citation(BaseModel):
-    """One source an answer stands on, in the shape every app and route shares."""
+    """One source an answer stands on, in the shape every app and route shares.
+
+    ``source``/``page``/``page_end``/``section`` come from the chunk's metadata (every document
+    loader sets them); ``label`` is the human form, e.g. ``《出境入境管理法》第12页``.
+    """
 
     kb: str | None = Field(None, description="知识库")
     id: str = Field(description="文档或片段 ID")
@@ -73,6 +77,29 @@ class Citation(BaseModel):
     score: float | None = Field(None, description="检索得分")
     rerank_score: float | None = Field(None, description="重排得分")
     metadata: dict[str, Any] = Field(default_factory=dict, description="元数据")
+    source: str | None = Field(None, description="来源文件名")
+    page: int | None = Field(None, description="起始页码（PDF 页、PPT 幻灯片序号）")
+    page_end: int | None = Field(None, description="结束页码")
+    section: str | None = Field(None, description="章节路径，如「第三章 > 第一节」")
+    label: str = Field("", description="引用标注，如《出境入境管理法》第12页")
+
+    @model_validator(mode="after")
+    def _provenance(self) -> Citation:
+        """Fill the provenance fields from ``metadata`` when the caller did not set them."""
+        meta = self.metadata
+        if self.source is None and meta.get("source"):
+            self.source = str(meta["source"])
+        if self.page is None:
+            self.page = _as_int(meta.get("page"))
+        if self.page_end is None:
+            self.page_end = _as_int(meta.get("page_end"))
+        if self.section is None and meta.get("section"):
+            self.section = str(meta["section"])
+        if not self.label:
+            self.label = citation_label(
+                self.title or self.id, self.page, self.page_end, str(meta.get("format") or "")
+            )
+        return self
 
     @classmethod
     def from_hit(cls, hit: SearchHit, *, kb: str | None = None, max_chars: int = 300) -> Citation:
@@ -86,6 +113,30 @@ class Citation(BaseModel):
             rerank_score=None if hit.rerank_score is None else round(float(hit.rerank_score), 6),
             metadata=dict(c.metadata),
         )
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def citation_label(title: str, page: int | None, page_end: int | None, fmt: str = "") -> str:
+    """``《出境入境管理法》第12页``, ``第12–13页`` across pages, ``第3张幻灯片`` for slides."""
+    name = title.strip().strip("《》") or "未命名文档"
+    label = f"《{name}》"
+    if page is None:
+        return label
+    if fmt == "pptx":
+        return label + f"第{page}张幻灯片"
+    if fmt == "xlsx":
+        return label + f"第{page}个工作表"
+    if page_end is not None and page_end != page:
+        return label + f"第{page}–{page_end}页"
+    return label + f"第{page}页"
 
 
 class AskRequest(BaseModel):

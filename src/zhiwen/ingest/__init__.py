@@ -6,6 +6,8 @@
 | ``beir`` | a BEIR dataset directory (``corpus.jsonl``) | one per passage |
 | ``csv`` | ``.csv``/``.tsv`` file or directory, with a field mapping | one per row |
 | ``json`` / ``jsonl`` | ``.json`` (list of objects) or ``.jsonl``, with a field mapping | one per record |
+| ``documents`` | any folder of PDF/DOCX/PPTX/XLSX/HTML/text/images, typed by content | with pages |
+| ``pdf`` ``docx`` ``pptx`` ``xlsx`` ``html`` ``text`` ``image`` | the same, one forced loader | same |
 
 Every failure is a single :class:`~zhiwen.errors.IngestError` with a Chinese message and the
 file (and line) in its detail.
@@ -29,6 +31,7 @@ from zhiwen.errors import IngestError
 from zhiwen.ingest.base import Corpus
 from zhiwen.ingest.beir import load_beir, load_beir_qrels, load_beir_queries
 from zhiwen.ingest.chunking import chunk_documents, chunk_markdown, split_text
+from zhiwen.ingest.files import FORCED_KINDS, FileResult, file_documents, load_files
 from zhiwen.ingest.markdown import ENRICHERS, load_markdown
 from zhiwen.ingest.records import load_records
 
@@ -36,6 +39,7 @@ __all__ = [
     "ENRICHERS",
     "FORMATS",
     "Corpus",
+    "FileResult",
     "chunk_documents",
     "chunk_markdown",
     "corpus_chunks",
@@ -43,6 +47,8 @@ __all__ = [
     "load_beir_qrels",
     "load_beir_queries",
     "load_corpus",
+    "load_documents",
+    "load_files",
     "load_markdown",
     "load_records",
     "sample_kb_path",
@@ -51,6 +57,27 @@ __all__ = [
 
 Loader = Callable[..., Corpus]
 
+
+def load_documents(path: Path, *, fmt: str = "documents", ocr: str | None = None, **_: Any) -> Corpus:
+    """Every document file under ``path`` (see :mod:`zhiwen.ingest.files`); failed files become
+    warnings, and only when none could be read does it raise."""
+    from zhiwen.config import get_settings
+    from zhiwen.ingest._io import empty_corpus
+
+    settings = get_settings()
+    results = load_files(path, fmt=fmt, ocr=ocr, settings=settings)
+    docs, chunks = file_documents(
+        results, max_chars=settings.retrieval.chunk_max_chars, overlap=settings.retrieval.chunk_overlap_chars
+    )
+    failed = [r.error or r.source for r in results if r.status == "failed"]
+    if not docs:
+        if failed:
+            raise IngestError(f"no readable documents in {path}", message=f"导入失败：{failed[0]}")
+        raise empty_corpus(Path(path), "no document files")
+    warnings = failed + [w for r in results for w in r.warnings]
+    return Corpus(documents=docs, chunks=chunks, warnings=warnings)
+
+
 FORMATS: dict[str, Loader] = {
     "markdown": load_markdown,
     "md": load_markdown,
@@ -58,8 +85,10 @@ FORMATS: dict[str, Loader] = {
     "csv": lambda path, **kw: load_records(path, "csv", **kw),
     "json": lambda path, **kw: load_records(path, "json", **kw),
     "jsonl": lambda path, **kw: load_records(path, "json", **kw),
+    "documents": load_documents,
+    **{kind: (lambda path, _k=kind, **kw: load_documents(path, fmt=_k, **kw)) for kind in FORCED_KINDS},
 }
-_PUBLIC_FORMATS = ("markdown", "beir", "csv", "json", "jsonl")
+_PUBLIC_FORMATS = ("markdown", "beir", "csv", "json", "jsonl", "documents", *FORCED_KINDS)
 
 
 def load_corpus(path: Path | str, fmt: str = "markdown", **options: Any) -> Corpus:

@@ -63,7 +63,7 @@ def test_qa_envelope_offline(offline: TestClient) -> None:
     assert data["route"] == "detail" and data["llm_used"] is False
     assert "未配置大模型" in data["answer"]
     src = data["sources"][0]
-    assert set(src) == {"kb", "id", "title", "text", "score", "rerank_score", "metadata"}
+    assert set(src) >= {"kb", "id", "title", "text", "score", "rerank_score", "metadata", "source", "label"}
     assert src["kb"] == "recipes" and src["id"] == src["metadata"]["source"].removesuffix(".md")
     assert src["metadata"]["name"] == "西红柿炒鸡蛋" and src["metadata"]["category"] == "vegetable_dish"
     assert src["metadata"]["difficulty"] == 2

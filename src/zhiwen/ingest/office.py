@@ -1,0 +1,202 @@
+"""Office loaders: Word (.docx), PowerPoint (.pptx) and Excel (.xlsx), into the shared model.
+
+* **docx** (``python-docx``): headings (``Heading n`` / ``标题 n`` / ``Title`` styles) become
+  markdown headings, list paragraphs ``- `` items, tables markdown tables, in document order.
+* **pptx** (``python-pptx``): one ``##`` section per slide (its title, else ``第 n 张幻灯片``),
+  with the slide number as the page; text frames, tables, grouped shapes and speaker notes.
+* **xlsx** (``openpyxl``, read-only, cached values): one record per row, ``表头：值；…``, with
+  its sheet as the section and the sheet number as the page; each record is its own chunk.
+
+The zip is checked against the limits (:func:`zhiwen.ingest.limits.check_zip`) before any of
+these libraries opens it.
+
+Example::
+
+    >>> parsed = load_docx(Path("制度.docx"), "制度.docx")
+    >>> parsed.blocks[0][1].splitlines()[0]
+    '# 员工考勤管理制度'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from zhiwen.ingest.limits import FileRejected, IngestLimits, check_pages
+from zhiwen.ingest.model import ParsedFile
+
+_HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
+MAX_XLSX_ROWS = 200_000  # rows per workbook; more are dropped with a warning
+
+
+def _cell(text: Any) -> str:
+    s = "" if text is None else str(text)
+    return re.sub(r"\s+", " ", s).replace("|", "\\|").strip()
+
+
+def markdown_table(rows: Sequence[Sequence[Any]]) -> str:
+    """Rows (the first is the header) as a markdown table; ragged rows are padded."""
+    rows = [r for r in rows if any(_cell(c) for c in r)]
+    if not rows:
+        return ""
+    width = max(len(r) for r in rows)
+    cells = [[_cell(c) for c in r] + [""] * (width - len(r)) for r in rows]
+    lines = ["| " + " | ".join(cells[0]) + " |", "|" + " --- |" * width]
+    lines += ["| " + " | ".join(r) + " |" for r in cells[1:]]
+    return "\n".join(lines)
+
+
+# -- docx ------------------------------------------------------------------------------------------
+def _docx_heading_level(name: str) -> int | None:
+    if name.lower() == "title":
+        return 1
+    m = _HEADING_STYLE.match(name)
+    return min(int(m.group(1)), 6) if m else None
+
+
+def _docx_is_list(paragraph: Any, name: str) -> bool:
+    if name.lower().startswith("list"):
+        return True
+    ppr = paragraph._p.pPr
+    return ppr is not None and ppr.numPr is not None
+
+
+def load_docx(path: Path, name: str, limits: IngestLimits | None = None) -> ParsedFile:
+    import docx
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    document = docx.Document(str(path))
+    title = (document.core_properties.title or "").strip()
+    # paragraph.style resolves the style by walking styles.xml every time: map ids once instead
+    style_names = {style.style_id: (style.name or "") for style in document.styles}
+    parts: list[str] = []
+    first_heading = ""
+    for item in document.iter_inner_content():
+        if isinstance(item, Paragraph):
+            text = item.text.strip()
+            if not text:
+                continue
+            style_id = item._p.style
+            style_name = style_names.get(style_id, "").strip() if style_id else "Normal"
+            level = _docx_heading_level(style_name)
+            if level is not None:
+                first_heading = first_heading or text
+                parts.append(f"{'#' * level} {text}")
+            elif _docx_is_list(item, style_name):
+                parts.append(f"- {text}")
+            else:
+                parts.append(text)
+        elif isinstance(item, Table):
+            rows = [[cell.text for cell in row.cells] for row in item.rows]
+            table = markdown_table(rows)
+            if table:
+                parts.append(table)
+    parsed = ParsedFile(source=name, format="docx", title=title or first_heading or Path(name).stem)
+    parsed.add(_join_blocks(parts))
+    return parsed
+
+
+def _join_blocks(parts: list[str]) -> str:
+    out: list[str] = []
+    for part in parts:
+        # consecutive list items stay one list (single newline), everything else a paragraph
+        if out and part.startswith("- ") and out[-1].startswith("- "):
+            out[-1] += "\n" + part
+        else:
+            out.append(part)
+    return "\n\n".join(out)
+
+
+# -- pptx ------------------------------------------------------------------------------------------
+def _shape_texts(shapes: Iterable[Any]) -> Iterator[str]:
+    from pptx.enum.shapes import MSO_SHAPE_TYPE
+
+    for shape in shapes:
+        if shape.shape_type == MSO_SHAPE_TYPE.GROUP:
+            yield from _shape_texts(shape.shapes)
+        elif getattr(shape, "has_table", False) and shape.has_table:
+            rows = [[cell.text for cell in row.cells] for row in shape.table.rows]
+            table = markdown_table(rows)
+            if table:
+                yield table
+        elif getattr(shape, "has_text_frame", False) and shape.has_text_frame:
+            lines = []
+            for para in shape.text_frame.paragraphs:
+                text = "".join(run.text for run in para.runs).strip()
+                if text:
+                    lines.append(("  " * para.level + "- " + text) if para.level else text)
+            if lines:
+                yield "\n".join(lines)
+
+
+def load_pptx(path: Path, name: str, limits: IngestLimits) -> ParsedFile:
+    from pptx import Presentation
+
+    prs = Presentation(str(path))
+    slides = list(prs.slides)
+    check_pages(len(slides), name, limits, unit="张幻灯片")
+    doc_title = (prs.core_properties.title or "").strip()
+    parsed = ParsedFile(source=name, format="pptx", pages=len(slides))
+    for number, slide in enumerate(slides, start=1):
+        title_shape = slide.shapes.title
+        slide_title = title_shape.text_frame.text.strip() if title_shape is not None else ""
+        body = [
+            t
+            for t in _shape_texts(
+                s for s in slide.shapes if title_shape is None or s.shape_id != title_shape.shape_id
+            )
+        ]
+        if slide.has_notes_slide:
+            notes = (
+                slide.notes_slide.notes_text_frame.text.strip() if slide.notes_slide.notes_text_frame else ""
+            )
+            if notes:
+                body.append(f"备注：{notes}")
+        heading = slide_title.replace("\n", " ") or f"第 {number} 张幻灯片"
+        parsed.add(f"## {heading}\n\n" + "\n\n".join(body), page=number)
+    parsed.title = doc_title or Path(name).stem
+    return parsed
+
+
+# -- xlsx ------------------------------------------------------------------------------------------
+def load_xlsx(path: Path, name: str, limits: IngestLimits) -> ParsedFile:
+    import openpyxl
+
+    wb = openpyxl.load_workbook(str(path), read_only=True, data_only=True)
+    parsed = ParsedFile(source=name, format="xlsx", records=True)
+    total = 0
+    try:
+        sheets = wb.worksheets
+        parsed.pages = len(sheets)
+        for number, ws in enumerate(sheets, start=1):
+            header: list[str] | None = None
+            for row in ws.iter_rows(values_only=True):
+                values = [_cell(v) for v in row]
+                if not any(values):
+                    continue
+                if header is None:
+                    header = [v or f"第{i + 1}列" for i, v in enumerate(values)]
+                    continue
+                total += 1
+                if total > MAX_XLSX_ROWS:
+                    parsed.warnings.append(f"「{name}」超过 {MAX_XLSX_ROWS} 行，其余行未导入")
+                    return _finish_xlsx(parsed, name)
+                pairs = [
+                    f"{header[i] if i < len(header) else f'第{i + 1}列'}：{v}"
+                    for i, v in enumerate(values)
+                    if v
+                ]
+                parsed.add(f"## {ws.title}\n\n" + "；".join(pairs), page=number)
+    finally:
+        wb.close()
+    return _finish_xlsx(parsed, name)
+
+
+def _finish_xlsx(parsed: ParsedFile, name: str) -> ParsedFile:
+    parsed.title = Path(name).stem
+    if parsed.empty:
+        raise FileRejected(name, "表格中没有数据行（需要一行表头和至少一行数据）")
+    return parsed
