@@ -21,7 +21,7 @@ python -m pip install -q -e '.[dev,qdrant]'
 torch_wheel=$(ls /opt/wheels/torch-*+cpu-cp311-*.whl 2>/dev/null | head -n 1 || true)
 if ! python -c 'import sentence_transformers' 2>/dev/null; then
   if [ -n "$torch_wheel" ]; then
-    python -m pip install -q "$torch_wheel" && python -m pip install -q -e '.[dev,rerank]'
+    python -m pip install -q "$torch_wheel" && python -m pip install -q -e '.[dev,qdrant,rerank]'
   else
     echo "note: sentence-transformers not installed; real cross-encoder tests will be skipped (install a CPU torch wheel, then pip install -e '.[rerank]')" >&2
   fi
@@ -30,7 +30,7 @@ fi
 # Document fixtures (tests/ingest/doc_fixtures.py) print statutes to PDF with headless Chromium and
 # real CJK fonts; OCR is the [ocr] extra (RapidOCR, its models ship inside the wheel). Without them
 # the PDF/OCR tests are skipped with the reason.
-python -m pip install -q -e '.[dev,ocr]' || echo "warning: the [ocr] extra did not install; OCR tests will be skipped" >&2
+python -m pip install -q -e '.[dev,qdrant,ocr]' || echo "warning: the [ocr] extra did not install; OCR tests will be skipped" >&2
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ! command -v chromium >/dev/null 2>&1; then
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; } \
     || echo "warning: chromium/fonts-noto-cjk install failed; PDF fixture tests will be skipped" >&2
