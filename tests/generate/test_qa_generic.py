@@ -11,7 +11,7 @@ import pytest
 from support.fake_openai import FakeOpenAI, Reply
 from zhiwen.documents import Document
 from zhiwen.generate.base import ChatResult
-from zhiwen.generate.extractive import extractive_note
+from zhiwen.generate.extractive import extractive_footer
 from zhiwen.generate.llm import OpenAIChatClient
 from zhiwen.generate.qa import NO_RESULTS_ANSWER, answer_question, collect_stream, stream_question
 from zhiwen.kb import KnowledgeBase, open_kb
@@ -33,11 +33,13 @@ def demo_kb(zhiwen_home: Path) -> Iterator[KnowledgeBase]:
 def test_extractive_without_llm(demo_kb: KnowledgeBase) -> None:
     ans = answer_question(demo_kb, "怎么创建知识库", top_k=2, llm=None)
     assert ans.route == "general" and not ans.llm_used and ans.extractive_reason == "no_llm"
-    assert ans.answer.startswith(extractive_note("no_llm"))
-    assert ans.sources[0].doc_id == "start" and "[1] 快速开始：" in ans.answer
+    # the lead first (the best sentence, cited), the note that no LLM wrote it at the end
+    assert ans.answer.startswith("用 zhiwen index 命令创建知识库并导入文档。[1]")
+    assert ans.answer.endswith(extractive_footer("no_llm")) and ans.answerable is True
+    assert ans.sources[0].doc_id == "start" and "- [1] 快速开始" in ans.answer
     assert len(ans.sources) <= 2
     data = ans.to_dict()
-    assert set(data) >= {"answer", "route", "sources", "llm_used"}
+    assert set(data) >= {"answer", "route", "sources", "llm_used", "answerable"}
     assert set(data["sources"][0]) == {"doc_id", "title", "score", "metadata"}
 
 
@@ -107,4 +109,4 @@ def test_no_results(zhiwen_home: Path, client: OpenAIChatClient, fake_llm: FakeO
     )
     ans = answer_question(kb, "任何问题", llm=client, filters={"k": "nothing"})
     assert ans.answer == NO_RESULTS_ANSWER and ans.sources == [] and fake_llm.calls == 0
-    assert ans.extractive_reason == "no_results"
+    assert ans.extractive_reason == "no_results" and ans.answerable is False

@@ -29,6 +29,7 @@ from typing import Any, ParamSpec, TypeVar
 import numpy as np
 import typer
 from rich.console import Console
+from rich.markdown import Markdown
 from rich.markup import escape
 from rich.table import Table
 
@@ -232,11 +233,13 @@ def print_app_answer(answer: AppAnswer, *, json_output: bool = False) -> None:
     if json_output:
         print_json(answer.model_dump())
         return
-    console.print(escape(answer.answer), highlight=False)
+    # answers are markdown (lead, 相关段落, lists, tables, fenced code): rendered, not flattened
+    console.print(Markdown(answer.answer, code_theme="ansi_dark", hyperlinks=False))
     console.print()
     how = "大模型生成" if answer.llm_used else f"摘录（{answer.extractive_reason or 'no_llm'}）"
     route = answer.data.get("route")
-    console.print(f"[dim]{f'路由：{route} · ' if route else ''}回答方式：{escape(how)}[/]")
+    verdict = "" if answer.data.get("answerable") is not False else " · [yellow]知识库中没有相关内容[/]"
+    console.print(f"[dim]{f'路由：{route} · ' if route else ''}回答方式：{escape(how)}[/]{verdict}")
     if not answer.citations:
         return
     table = Table(title="来源", show_lines=False, title_justify="left")

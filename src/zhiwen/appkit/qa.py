@@ -2,12 +2,14 @@
 
 Generic QA answers any KB that no app claims; apps built on the engine's QA use the
 same conversions, so every entry point returns one answer shape and one event stream.
+``data["answerable"]`` says whether the sources passed the KB's relevance floor (absent when the
+app's plan does not judge); the stream's ``done`` event carries the same flag.
 
 Example::
 
     >>> answer = generic_ask(AskRequest(question="怎么创建知识库？", kb="demo"), ctx)
-    >>> answer.data["route"], answer.citations[0].title, answer.llm_used
-    ('general', '快速开始', False)
+    >>> answer.data["route"], answer.citations[0].title, answer.llm_used, answer.data["answerable"]
+    ('general', '快速开始', False, True)
 """
 
 from __future__ import annotations
@@ -29,13 +31,16 @@ def source_citation(source: Source, kb: str | None) -> Citation:
 
 
 def app_answer(answer: Answer, kb: str | None) -> AppAnswer:
+    data: dict[str, object] = {"route": answer.route}
+    if answer.answerable is not None:  # judged by the relevance floor (generic QA, plan_generic)
+        data["answerable"] = answer.answerable
     return AppAnswer(
         answer=answer.answer,
         citations=[source_citation(s, kb) for s in answer.sources],
         llm_used=answer.llm_used,
         extractive_reason=answer.extractive_reason,
         params=answer.params,
-        data={"route": answer.route},
+        data=data,
     )
 
 

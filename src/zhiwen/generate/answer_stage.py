@@ -1,0 +1,142 @@
+"""The extractive answering stage: retrieved parents → a short, structured, cited offline answer.
+
+Used by generic QA (:mod:`zhiwen.generate.qa`), ``zhiwen ask``, ``POST /api/v1/qa`` and every
+app's free-text offline part. Steps: split each parent into units
+(:mod:`~zhiwen.generate.answer_units`), score them against the question
+(:mod:`~zhiwen.generate.answer_scoring`), compare the best evidence with the relevance floor
+(:mod:`~zhiwen.generate.relevance`), compose the markdown (:mod:`~zhiwen.generate.answer_compose`).
+Citations ``[n]`` are 1-based positions in ``parents``. Nothing is invented: every word comes from
+the passages, except the fixed Chinese framing (相关段落, 可能相关, the not-found line).
+
+Apps whose offline answers are their own (recipes, policy, listings, advisor) use
+:func:`excerpt` for their free-text parts: the best part of one passage instead of its opening.
+
+Example::
+
+    >>> found = pipeline.search_parents(kb, "怎么导入文档？", top_k=5)
+    >>> ans = answer_from_parents("怎么导入文档？", found.parents, floor=0.5)
+    >>> ans.answerable, ans.lead
+    (True, '导入文档使用 `zhiwen index` 命令……[1]')
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from zhiwen.documents import Document, ParentHit
+from zhiwen.generate.answer_compose import NOT_FOUND_LEAD, ComposeOptions, compose, trim_units_text
+from zhiwen.generate.answer_scoring import Candidate, EmbedTexts, QuestionTerms, Weights, score_units
+from zhiwen.generate.answer_types import analyse_question
+from zhiwen.generate.answer_units import split_units
+from zhiwen.generate.relevance import DEFAULT_MODEL, RelevanceModel, is_answerable, relevance
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerOptions:
+    weights: Weights = field(default_factory=Weights)
+    compose: ComposeOptions = field(default_factory=ComposeOptions)
+    dense_top: int = 12  # units re-scored with the dense similarity (when an embedder is given)
+    relevance: RelevanceModel = DEFAULT_MODEL
+
+
+@dataclass(slots=True)
+class ExtractiveAnswer:
+    text: str  # markdown body, without the extractive note
+    lead: str
+    answerable: bool
+    relevance: float  # best evidence, 0..1 (see zhiwen.generate.relevance)
+    floor: float
+    cited: list[int] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _section(path: object) -> tuple[str, ...]:
+    if not isinstance(path, str) or not path:
+        return ()
+    return tuple(p.strip() for p in path.split(">") if p.strip())
+
+
+def candidates_from_parents(parents: Sequence[ParentHit]) -> list[Candidate]:
+    """Parents → scoring candidates; chunk scores are scaled by the best one (0..1)."""
+    top = max((h.score for p in parents for h in p.matched_chunks), default=0.0)
+    scale = top if top > 0 else 1.0
+    out = []
+    for rank, parent in enumerate(parents):
+        sections: dict[tuple[str, ...], float] = {}
+        for hit in parent.matched_chunks:
+            key = _section(hit.chunk.metadata.get("section"))
+            sections[key] = max(sections.get(key, 0.0), max(hit.score, 0.0) / scale)
+        out.append(
+            Candidate(split_units(parent.document), rank, sections, score=max(parent.score, 0.0) / scale)
+        )
+    return out
+
+
+def answer_from_parents(
+    question: str,
+    parents: Sequence[ParentHit],
+    *,
+    floor: float,
+    options: AnswerOptions = AnswerOptions(),
+    query_vector: np.ndarray | None = None,
+    embed: EmbedTexts | None = None,
+) -> ExtractiveAnswer:
+    """The offline answer to ``question`` from ``parents`` (best first); see the module docstring."""
+    start = time.perf_counter()
+    q = analyse_question(question)
+    candidates = [c for c in candidates_from_parents(parents) if c.doc.units]
+    scored = score_units(
+        q,
+        candidates,
+        weights=options.weights,
+        query_vector=query_vector,
+        embed=embed,
+        dense_top=options.dense_top,
+    )
+    if not scored:
+        return ExtractiveAnswer(
+            NOT_FOUND_LEAD, NOT_FOUND_LEAD, False, 0.0, floor, [], time.perf_counter() - start
+        )
+    best = relevance(q, scored, options.relevance)
+    answerable = is_answerable(best, floor)
+    composed = compose(q, scored, answerable=answerable, options=options.compose)
+    return ExtractiveAnswer(
+        composed.text,
+        composed.lead,
+        answerable,
+        best,
+        floor,
+        composed.cited,
+        time.perf_counter() - start,
+    )
+
+
+def excerpt(question: str, title: str, text: str, *, max_chars: int = 200) -> str:
+    """The part of one passage that answers ``question`` best (for apps' free-text parts).
+
+    The best-scored unit and, while they fit in ``max_chars``, the units right after it in the
+    same block; a longer unit is trimmed around the question's terms. Markup is kept.
+
+    Example::
+
+        >>> excerpt("过境免签可以停留多久？", "过境免签", policy_text, max_chars=120)
+        '部分国家的外国人过境中国可享受二百四十小时免签停留……'
+    """
+    q = analyse_question(question)
+    doc = split_units(Document(id=f"excerpt:{title}", text=text, title=title))
+    if not doc.units:
+        return ""
+    scored = score_units(q, [Candidate(doc, 0)])
+    best = scored[0]
+    block = doc.blocks[best.unit.block]
+    pieces = [best.unit.text]
+    for unit in doc.units[best.index + 1 : block.last]:
+        if sum(len(p) for p in pieces) + len(unit.text) > max_chars:
+            break
+        pieces.append(unit.text)
+    joined = ("\n" if block.kind in ("list", "table") else "").join(pieces)
+    return trim_units_text(joined, QuestionTerms.of(q), q, max_chars)
