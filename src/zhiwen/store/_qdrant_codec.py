@@ -277,6 +277,17 @@ class Record:
     payload: dict[str, Any]
     sparse: Sparse | None = None
 
+    @classmethod
+    def from_point(cls, rec: Any) -> Record:
+        """A point read back from either engine (Edge and qdrant-client points have one shape)."""
+        vec = rec.vector if isinstance(rec.vector, dict) else None
+        sparse = vec.get(SPARSE) if vec else None
+        return cls(
+            str(rec.id),
+            dict(rec.payload or {}),
+            (list(sparse.indices), list(sparse.values)) if sparse is not None else None,
+        )
+
 
 class Engine(Protocol):
     """What :class:`~zhiwen.store.qdrant.QdrantStore` needs from Qdrant: two collections,

@@ -90,16 +90,6 @@ def to_filter(ir: Clause | None) -> qe.Filter | None:
     )
 
 
-def _record(rec: Any) -> Record:
-    vec = rec.vector if isinstance(rec.vector, dict) else None
-    sparse = vec.get(SPARSE) if vec else None
-    return Record(
-        str(rec.id),
-        dict(rec.payload or {}),
-        (list(sparse.indices), list(sparse.values)) if sparse is not None else None,
-    )
-
-
 class EdgeEngine:
     """Two Qdrant Edge shards of one knowledge base (see the module docstring)."""
 
@@ -194,7 +184,7 @@ class EdgeEngine:
         recs = self._shards[coll].retrieve(
             list(ids), with_payload=True, with_vector=[SPARSE] if with_sparse else False
         )
-        return [_record(r) for r in recs]
+        return [Record.from_point(r) for r in recs]
 
     def scroll(
         self, coll: str, ir: Clause | None, fields: Sequence[str] | None = None, *, with_sparse: bool = False
@@ -210,7 +200,7 @@ class EdgeEngine:
                     with_vector=[SPARSE] if with_sparse else False,
                 )
             )
-            yield from (_record(r) for r in recs)
+            yield from (Record.from_point(r) for r in recs)
             if offset is None:
                 return
 

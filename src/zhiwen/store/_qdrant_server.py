@@ -71,16 +71,6 @@ def to_filter(ir: Clause | None) -> models.Filter | None:
     )
 
 
-def _record(rec: Any) -> Record:
-    vec = rec.vector if isinstance(rec.vector, dict) else None
-    sparse = vec.get(SPARSE) if vec else None
-    return Record(
-        str(rec.id),
-        dict(rec.payload or {}),
-        (list(sparse.indices), list(sparse.values)) if sparse is not None else None,
-    )
-
-
 class ServerEngine:
     """Two collections of one knowledge base on a Qdrant server or cluster."""
 
@@ -184,7 +174,7 @@ class ServerEngine:
         recs = self.client.retrieve(
             self.names[coll], list(ids), with_payload=True, with_vectors=[SPARSE] if with_sparse else False
         )
-        return [_record(r) for r in recs]
+        return [Record.from_point(r) for r in recs]
 
     def scroll(
         self, coll: str, ir: Clause | None, fields: Sequence[str] | None = None, *, with_sparse: bool = False
@@ -199,7 +189,7 @@ class ServerEngine:
                 with_payload=list(fields) if fields is not None else True,
                 with_vectors=[SPARSE] if with_sparse else False,
             )
-            yield from (_record(r) for r in recs)
+            yield from (Record.from_point(r) for r in recs)
             if offset is None:
                 return
 
