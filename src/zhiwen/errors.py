@@ -20,6 +20,7 @@ them into ``{code, message, data}`` with the HTTP status below; the CLI prints `
 | 3005 | request too large | 413 |
 | 3006 | unauthorised | 401 |
 | 3007 | bad input data (ingest) | 422 |
+| 3008 | knowledge base busy: another writer holds its lock | 409 |
 """
 
 from __future__ import annotations
@@ -132,3 +133,11 @@ class IngestError(ZhiwenError):
     code = 3007
     http_status = 422
     user_message = "导入数据有误"
+
+
+class KnowledgeBaseBusy(ZhiwenError):
+    """Another process (or thread) holds the knowledge base's writer lock (``Store.writer_lock``)."""
+
+    code = 3008
+    http_status = 409
+    user_message = "知识库正在被另一个导入任务写入，请稍后重试"

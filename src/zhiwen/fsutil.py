@@ -4,7 +4,8 @@ Every writer goes through :func:`atomic_path`: the new content is written to a t
 in the target's directory (same filesystem, so the final :func:`os.replace` is atomic), flushed
 to disk with ``fsync``, then renamed over the target. On any failure — the caller's exception,
 a full disk, a read-only directory, a failed rename — the temporary file is removed and the
-target is left as it was. Each write makes a new inode, so a reader that compares
+target is left as it was (tested on a full tmpfs and a read-only mount); :func:`disk_problem`
+words the ``OSError`` for the user. Each write makes a new inode, so a reader that compares
 ``(st_ino, st_mtime_ns)`` sees every change even within one mtime tick.
 
 The temporary file keeps the target's suffix (``.cache.1f2e3d4c5b6a.tmp.npz``), so writers
@@ -23,6 +24,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import secrets
@@ -31,7 +33,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_json", "atomic_write_text"]
+__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_json", "atomic_write_text", "disk_problem"]
+
+# why a write failed, in the words a user can act on
+_DISK_PROBLEMS = {
+    errno.ENOSPC: "磁盘空间不足",
+    errno.EDQUOT: "磁盘配额已用完",
+    errno.EROFS: "文件系统为只读",
+    errno.EACCES: "没有写入权限",
+    errno.EPERM: "没有写入权限",
+}
 
 StrPath = str | os.PathLike[str]
 
@@ -100,3 +111,8 @@ def atomic_write_json(path: StrPath, obj: Any, *, indent: int | None = 2, sort_k
     """
     text = json.dumps(obj, ensure_ascii=False, indent=indent, sort_keys=sort_keys, allow_nan=False)
     atomic_write_text(path, text + "\n")
+
+
+def disk_problem(exc: OSError) -> str:
+    """A short Chinese reason for a failed write: 磁盘空间不足, 文件系统为只读, 没有写入权限…"""
+    return _DISK_PROBLEMS.get(exc.errno or 0, f"磁盘写入失败（{exc.strerror or type(exc).__name__}）")

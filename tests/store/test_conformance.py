@@ -388,3 +388,141 @@ def test_store_without_vectors(make_store) -> None:
     s.upsert(CHUNKS, tokens=TOKENS, parents=PARENTS)
     assert s.count() == len(CHUNKS)
     assert ids(s.search_text(["豆腐"], k=3)) == ["d#0"]
+
+
+# -- vectors filled after the text (lexical-first indexing) -------------------------------------
+def normed(v: np.ndarray) -> np.ndarray:
+    return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+
+@pytest.fixture
+def lexical(make_store) -> Store:
+    """The recipe corpus stored without vectors, as the first phase of an index run leaves it."""
+    s = make_store(dim=DIM)
+    s.upsert(CHUNKS, tokens=TOKENS, vectors=None, parents=PARENTS)
+    return s
+
+
+def test_get_vectors_returns_stored_normalised_vectors(store: Store) -> None:
+    got = store.get_vectors(["c#0", "nope", "a#1"])
+    assert set(got) == {"c#0", "a#1"}
+    for cid, row in (("c#0", 3), ("a#1", 1)):
+        assert got[cid].dtype == np.float32 and got[cid].shape == (DIM,)
+        np.testing.assert_allclose(got[cid], normed(VECTORS[row]), atol=1e-5)
+    assert store.get_vectors([]) == {}
+
+
+def test_metadata_fields(store: Store, make_store) -> None:
+    assert store.metadata_fields() == {"category", "difficulty", "spicy", "price"}
+    store.upsert([chunk("z#0", "z", "新", 口味="辣", empty=None)], tokens=[["新"]], vectors=unit(1)[None, :])
+    assert store.metadata_fields() == {"category", "difficulty", "spicy", "price", "口味"}  # null: absent
+    assert make_store(dim=DIM).metadata_fields() == set()
+
+
+def test_lexical_first_rows_are_searchable_by_bm25_only(lexical: Store) -> None:
+    assert lexical.count() == len(CHUNKS)
+    assert lexical.vector_count() == 0
+    assert ids(lexical.search_text(["辣椒"], k=10)) == ids(lexical.search_text(["辣椒"], k=10))
+    assert set(ids(lexical.search_text(["辣椒"], k=10))) == {"a#1", "d#0"}
+    assert lexical.search_vector(unit(0), k=10) == []
+    assert lexical.get_vectors(ALL_IDS) == {}
+    assert lexical.missing_vector_ids() == ALL_IDS  # insertion order
+    assert lexical.missing_vector_ids(limit=2) == ALL_IDS[:2]
+    assert lexical.missing_vector_ids(limit=0) == []
+
+
+def test_set_vectors_fills_and_search_vector_sees_only_filled_rows(lexical: Store) -> None:
+    assert lexical.set_vectors(["c#0", "a#0", "nope"], VECTORS[[3, 0, 0]]) == 2
+    assert lexical.vector_count() == 2
+    assert ids(lexical.search_vector(unit(0), k=10)) == ["a#0", "c#0"]
+    assert lexical.missing_vector_ids() == ["a#1", "b#0", "d#0", "e#0"]
+    assert set(lexical.get_vectors(ALL_IDS)) == {"a#0", "c#0"}
+    # filters apply to the filled rows only
+    veg_or_soup = parse_filters({"category": {"in": ["veg", "soup"]}})
+    assert ids(lexical.search_vector(unit(0), k=10, filters=veg_or_soup)) == ["c#0"]
+    # the rest, in two calls: the same results as a store written with vectors at once
+    rest = lexical.missing_vector_ids()
+    rows = [ALL_IDS.index(i) for i in rest]
+    assert lexical.set_vectors(rest[:2], VECTORS[rows[:2]]) == 2
+    assert lexical.set_vectors(rest[2:], VECTORS[rows[2:]]) == 2
+    assert lexical.vector_count() == len(CHUNKS) and lexical.missing_vector_ids() == []
+    res = lexical.search_vector(unit(0), k=6)
+    assert ids(res)[:3] == ["a#0", "a#1", "d#0"]
+    assert res[0][1] == pytest.approx(1.0, abs=1e-3)
+    assert res[2][1] == pytest.approx(0.2 / np.sqrt(1.04), abs=1e-3)
+    assert set(ids(res)) == set(ALL_IDS)
+
+
+def test_set_vectors_replaces_a_vector(store: Store) -> None:
+    assert store.set_vectors(["a#0"], unit(7)[None, :] * 3) == 1
+    assert ids(store.search_vector(unit(7), k=1)) == ["a#0"]
+    assert ids(store.search_vector(unit(0), k=1)) == ["a#1"]
+    np.testing.assert_allclose(store.get_vectors(["a#0"])["a#0"], unit(7), atol=1e-5)
+    assert store.vector_count() == len(CHUNKS)
+
+
+def test_lexical_reupsert_keeps_vectors_of_unchanged_chunks(store: Store) -> None:
+    before = store.search_vector(unit(0), k=10)
+    store.upsert(CHUNKS, tokens=TOKENS, vectors=None, parents=PARENTS)
+    assert store.vector_count() == len(CHUNKS)
+    assert store.missing_vector_ids() == []
+    assert_same(store.search_vector(unit(0), k=10), before)
+    # a changed chunk loses its (stale) vector until it gets a new one
+    changed = chunk("b#0", "b", "番茄炒蛋 加糖", category="egg", difficulty=2)
+    store.upsert([changed], tokens=[["番茄炒蛋", "加糖"]], vectors=None)
+    assert store.vector_count() == len(CHUNKS) - 1
+    assert store.missing_vector_ids() == ["b#0"]
+    assert "b#0" not in ids(store.search_vector(unit(2), k=10))
+    assert ids(store.search_text(["加糖"], k=5)) == ["b#0"]
+    # upserting it again with a vector works as before
+    store.upsert([changed], tokens=[["番茄炒蛋", "加糖"]], vectors=unit(6)[None, :])
+    assert ids(store.search_vector(unit(6), k=1)) == ["b#0"]
+    assert store.vector_count() == len(CHUNKS)
+
+
+def test_vector_count_follows_deletes(store: Store) -> None:
+    store.delete(doc_ids=["a"])
+    assert store.vector_count() == len(CHUNKS) - 2
+    store.upsert([chunk("z#0", "z", "新")], tokens=[["新"]], vectors=None)
+    assert store.vector_count() == len(CHUNKS) - 2
+    assert store.count() == len(CHUNKS) - 1
+    assert store.missing_vector_ids() == ["z#0"]
+
+
+def test_set_vectors_rejects_bad_input_and_writes_nothing(lexical: Store, make_store) -> None:
+    with pytest.raises(InvalidParameter):
+        lexical.set_vectors(["a#0", "b#0"], VECTORS[:1])
+    with pytest.raises(InvalidParameter):
+        lexical.set_vectors(["a#0"], np.full((1, DIM), np.nan, np.float32))
+    with pytest.raises(InvalidParameter):
+        lexical.set_vectors(["a#0"], np.ones((1, DIM + 1), np.float32))
+    assert lexical.vector_count() == 0
+    assert lexical.set_vectors([], np.zeros((0, DIM), np.float32)) == 0
+    plain = make_store(dim=None)
+    plain.upsert(CHUNKS, tokens=TOKENS)
+    with pytest.raises(InvalidParameter):
+        plain.set_vectors(["a#0"], VECTORS[:1])
+    assert plain.vector_count() == 0 and plain.missing_vector_ids() == [] and plain.get_vectors(ALL_IDS) == {}
+
+
+def test_filled_vectors_persist_across_reopen(make_store) -> None:
+    s1 = make_store(dim=DIM, name="fill_kb")
+    s1.upsert(CHUNKS, tokens=TOKENS, vectors=None, parents=PARENTS)
+    s1.search_text(["辣椒"], k=3)  # the index exists before the fill
+    s1.set_vectors(ALL_IDS[:3], VECTORS[:3])
+    s1.close()
+    s2 = make_store(dim=DIM, name="fill_kb")
+    assert s2.vector_count() == 3
+    assert s2.missing_vector_ids() == ALL_IDS[3:]
+    assert ids(s2.search_vector(unit(2), k=1)) == ["b#0"]
+    s2.set_vectors(ALL_IDS[3:], VECTORS[3:])
+    assert ids(s2.search_vector(unit(5), k=1)) == ["e#0"]
+
+
+def test_build_index_and_stats_report_vectors(store: Store) -> None:
+    store.build_index(background=False)
+    store.build_index(background=True)
+    st = store.stats()
+    assert st["vectors"] == len(CHUNKS)
+    assert st["vector_index"] in {"ready", "building", "pending", "not_needed"}
+    assert ids(store.search_vector(unit(3), k=1)) == ["c#0"]

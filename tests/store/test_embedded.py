@@ -169,7 +169,7 @@ def test_store_filters_match_python_semantics(filled: EmbeddedStore) -> None:
 # -- HNSW path ----------------------------------------------------------------------------------
 @pytest.fixture
 def small_hnsw(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(embedded_mod, "HNSW_MIN_ROWS", 50)
+    monkeypatch.setattr(vectors_mod, "HNSW_MIN_ROWS", 50)
     monkeypatch.setattr(vectors_mod, "EXACT_MAX_ROWS", 20)
 
 
@@ -177,6 +177,7 @@ def test_hnsw_search_and_filters(tmp_path: Path, small_hnsw: None) -> None:
     chunks, tokens, vecs = corpus(400, seed=1)
     s = EmbeddedStore(tmp_path / "kb", dim=DIM)
     s.upsert(chunks, tokens=tokens, vectors=vecs)
+    s.build_index(background=False)
     rng = np.random.default_rng(9)
     recall = []
     for _ in range(20):

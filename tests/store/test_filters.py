@@ -13,6 +13,7 @@ from zhiwen.store.filters import (
     OPS,
     Condition,
     Filter,
+    check_filter_fields,
     coerce_scalar,
     parse_cli_filter,
     parse_filters,
@@ -231,3 +232,34 @@ def test_cli_numeric_round_trip(field: str, sym: str, value: float) -> None:
     cond = parse_cli_filter(f"{field}{sym}{value}")
     assert cond.field == field
     assert cond.value == value
+
+
+# -- check_filter_fields (unknown fields are a 4xx, not an empty result) -------------------------
+def test_known_fields_pass_and_return_the_parsed_filter() -> None:
+    f = check_filter_fields({"category": "soup", "difficulty": {"lte": 2}}, {"category", "difficulty", "x"})
+    assert f == parse_filters({"category": "soup", "difficulty": {"lte": 2}})
+    assert check_filter_fields(None, set()) == Filter()
+    assert check_filter_fields({}, []) == Filter()
+    assert check_filter_fields([parse_cli_filter("城市=上海")], ["城市"]).fields() == {"城市"}
+
+
+def test_unknown_field_lists_the_known_ones_in_chinese() -> None:
+    with pytest.raises(InvalidParameter) as err:
+        check_filter_fields({"foo": 1, "category": "soup"}, {"difficulty", "category"})
+    exc = err.value
+    assert exc.message == "未知的过滤字段：foo（可用字段：category、difficulty）"
+    assert exc.http_status == 422 and exc.code == 3003
+    assert exc.data == {"unknown_fields": ["foo"], "known_fields": ["category", "difficulty"]}
+
+
+def test_several_unknown_fields_and_a_kb_without_metadata() -> None:
+    with pytest.raises(InvalidParameter, match="未知的过滤字段：a、b（知识库中没有可过滤的元数据字段）"):
+        check_filter_fields({"b": 1, "a": 2}, set())
+
+
+def test_a_long_field_list_is_shortened() -> None:
+    known = {f"f{i:02d}" for i in range(40)}
+    with pytest.raises(InvalidParameter) as err:
+        check_filter_fields({"nope": 1}, known)
+    assert err.value.message.endswith("f29 等 40 个）")
+    assert len(err.value.data["known_fields"]) == 40

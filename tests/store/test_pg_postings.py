@@ -176,7 +176,10 @@ def test_schema_1_kb_is_upgraded_in_place(open_pg) -> None:
     with psycopg.connect(PG_URL) as conn:
         assert conn.execute(
             f"SELECT value FROM {schema}.zw_meta WHERE key = 'schema_version'"
-        ).fetchone() == (2,)
+        ).fetchone() == (3,)
         assert conn.execute("SELECT to_regclass(%s)", (f"{schema}.terms",)).fetchone() == (None,)
+    # schema 3: the vector count and the metadata fields came with the upgrade
+    assert old.vector_count() == 6 and old.missing_vector_ids() == []
+    assert old.metadata_fields() == fresh.metadata_fields() != set()
     old.upsert(_chunks(1, "new"), tokens=[["学区"]], vectors=_vec(31, 1))  # and it takes writes
     assert len(old.search_text(["学区"], 10)) == 3

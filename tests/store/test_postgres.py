@@ -127,7 +127,7 @@ def test_schema_layout_vectors_apart_and_indexes(open_pg) -> None:
         ranged = [name for name, d in idx.items() if "jsonb_typeof" in d and "'n'" in d]
         assert sorted(n.split("_")[0] for n in ranged) == ["chunks", "vectors"]
         version = conn.execute(f'SELECT value FROM "{s.schema}".zw_meta WHERE key = %s', ("schema_version",))
-        assert version.fetchone() == (2,)
+        assert version.fetchone() == (3,)
         # one posting block per term here; "上海" is in all four chunks
         row = conn.execute(f'SELECT n FROM "{s.schema}".postings WHERE term = %s', ("上海",)).fetchone()
         assert row == (4,)
@@ -535,3 +535,47 @@ def test_api_answers_503_while_database_down_and_recovers(
     finally:
         proxy.stop()
         close_all()
+
+
+# -- schema 3: vector count and metadata fields; request deadlines -----------------------------------
+@needs_pg
+def test_schema_2_kb_is_upgraded_to_3(open_pg) -> None:
+    s = open_pg(name=f"tpg_v2_{uuid.uuid4().hex[:8]}")
+    s.upsert(_chunks(4), tokens=_tokens(4), vectors=_vec(3, 4))
+    s.upsert(_chunks(2, "lex"), tokens=_tokens(2), vectors=None)
+    with psycopg.connect(PG_URL, autocommit=True) as conn:  # what schema 2 looked like
+        conn.execute(f'ALTER TABLE "{s.schema}".stats DROP COLUMN nv')
+        conn.execute(f"DELETE FROM \"{s.schema}\".zw_meta WHERE key = 'metadata_fields'")
+        conn.execute(f"UPDATE \"{s.schema}\".zw_meta SET value = '2' WHERE key = 'schema_version'")
+    s.close()
+    again = open_pg(name=s.kb)
+    assert again.vector_count() == 4 and again.count() == 6
+    assert again.missing_vector_ids() == ["lex0#0", "lex1#0"]
+    assert again.metadata_fields() == {k for c in _chunks(4) for k, v in c.metadata.items() if v is not None}
+
+
+@needs_pg
+def test_deadline_bounds_every_statement(open_pg) -> None:
+    from zhiwen.retry import deadline_scope
+
+    s = open_pg()
+    s.upsert(_chunks(3), tokens=_tokens(3), vectors=_vec(5, 3))
+    before = _errors("deadline")
+    for autocommit in (True, False):
+        t0 = time.monotonic()
+        with (
+            deadline_scope(0.3),
+            pytest.raises(StoreUnavailable) as err,
+            s.pool.connection(autocommit=autocommit) as conn,
+        ):
+            conn.execute("SELECT pg_sleep(5)")
+        assert time.monotonic() - t0 < 2.5
+        assert err.value.data == {"reason": "deadline"} and "时限" in err.value.message
+    assert _errors("deadline") == before + 2
+    # the timeout does not stick to the pooled connections, and searches within time work
+    with s.pool.connection(autocommit=True) as conn:
+        assert conn.execute("SHOW statement_timeout").fetchone() == ("0",)
+    with deadline_scope(5.0):
+        assert len(s.search_vector(_vec(5, 1)[0], k=2)) == 2
+    with deadline_scope(0.0), pytest.raises(StoreUnavailable, match="时限"):
+        s.search_vector(_vec(5, 1)[0], k=2)

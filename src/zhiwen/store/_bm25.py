@@ -9,7 +9,9 @@ hundred µs for a common term at 100k chunks); there is no Python loop per docum
 Scores are Lucene's BM25, ``idf · tf / (tf + k1 · (1 - b + b · dl / avgdl))`` with
 ``idf = log(1 + (N - df + 0.5) / (df + 0.5))`` (always positive; no ``(k1 + 1)`` factor, which
 does not change the ranking), k1 = 1.5, b = 0.75 — the numbers bm25s' default ``method="lucene"``
-gives, checked in ``tests/store/test_embedded.py``.
+gives, checked in ``tests/store/test_embedded.py``. Both can be set per query (a KB's tuned
+values, ``zhiwen tune``), and query terms may carry weights (pseudo-relevance feedback's
+expanded query: ``Σ_t w_t · bm25(t, d)``; without weights every distinct term counts once).
 
 Example::
 
@@ -81,6 +83,24 @@ _EMPTY_I = np.zeros(0, np.int32)
 _EMPTY_F = np.zeros(0, np.float32)
 
 
+def term_weights(terms: Sequence[int], weights: Sequence[float] | None) -> dict[int, float]:
+    """Distinct terms in order → weight: 1.0 each without ``weights``, else repeats summed."""
+    if weights is None:
+        return dict.fromkeys(terms, 1.0)
+    if len(weights) != len(terms):
+        raise ValueError(f"{len(weights)} weights for {len(terms)} terms")
+    out: dict[int, float] = {}
+    for t, w in zip(terms, weights, strict=True):
+        out[t] = out.get(t, 0.0) + float(w)
+    return out
+
+
+def check_bm25_params(k1: float, b: float) -> None:
+    """k1 ≥ 0 and 0 ≤ b ≤ 1 (a KB's tuned values are checked before a search uses them)."""
+    if not (np.isfinite(k1) and k1 >= 0 and np.isfinite(b) and 0.0 <= b <= 1.0):
+        raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
+
+
 @dataclass(frozen=True, slots=True)
 class BM25Index:
     """Postings segments over rows ``0..len(lengths)`` plus each row's token count."""
@@ -105,12 +125,14 @@ class BM25Index:
         k1: float = K1,
         b: float = B,
         live_stats: tuple[int, float] | None = None,
+        weights: Sequence[float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Best ``k`` rows with a positive score among ``allowed`` (a subset of ``alive``).
 
         ``alive`` defines the collection statistics (N, df, avgdl); ``allowed`` (the metadata
         filter, already AND-ed with ``alive``) only decides which rows may be returned.
-        ``live_stats`` is :meth:`live_stats` cached by the caller.
+        ``live_stats`` is :meth:`live_stats` cached by the caller. ``weights`` (one per entry of
+        ``term_ids``; a repeated term adds its weights up) scale each term's contribution.
         """
         n = len(self.lengths)
         n_live, avgdl = live_stats if live_stats is not None else self.live_stats(alive)
@@ -119,7 +141,9 @@ class BM25Index:
         keep = alive if allowed is None else allowed
         acc = np.zeros(n, np.float32)
         touched = False
-        for t in dict.fromkeys(term_ids):  # unique, in order
+        for t, weight in term_weights(term_ids, weights).items():
+            if weight <= 0:
+                continue
             parts = [seg.term(t) for seg in self.segments]
             rows = np.concatenate([p[0] for p in parts]) if len(parts) > 1 else parts[0][0]
             if not len(rows):
@@ -135,7 +159,7 @@ class BM25Index:
             if not len(rows):
                 continue
             norm = (k1 * (1.0 - b)) + (k1 * b / avgdl) * self.lengths[rows]
-            acc[rows] += idf * tfs / (tfs + norm)
+            acc[rows] += (idf * np.float32(weight)) * tfs / (tfs + norm)
             touched = True
         if not touched:
             return _EMPTY_I, _EMPTY_F

@@ -100,6 +100,10 @@ class MetadataColumns:
             out[name] = col
         return MetadataColumns(n, out)
 
+    def present_fields(self, rows: np.ndarray) -> set[str]:
+        """Fields with a non-null value in at least one of ``rows`` (a boolean row mask)."""
+        return {name for name, col in self.columns.items() if bool(np.any(col.kind[rows] != _NONE))}
+
     def mask(self, filters: Filter | None) -> np.ndarray | None:
         """Rows matching ``filters`` (AND of its conditions), or None when there is no filter."""
         if not filters:

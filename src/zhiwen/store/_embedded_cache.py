@@ -5,6 +5,7 @@ Layout (in the store's ``index/`` directory)::
     cache.npz           the snapshot: row ids, chunk ids, tombstones, BM25 postings, metadata
                         columns, vectors; plus the generation and database uuid it was built from
     hnsw-<token>.faiss  the faiss HNSW graph, when the store has one; ``cache.npz`` names its token
+                        and holds which of its rows it covers (``hnsw_covered``)
 
 Both files are written with :func:`zhiwen.fsutil.atomic_path` — graph first, then the cache
 that points at it, then older graphs are removed — so a crash at any point leaves either the
@@ -79,7 +80,7 @@ class IndexCache:
             self.directory.mkdir(parents=True, exist_ok=True)
             if hnsw is not None:
                 with atomic_path(self._graph_path(token)) as tmp:
-                    hnsw.save(tmp)
+                    arrays["hnsw_covered"] = hnsw.save(tmp)
             with atomic_path(self.path) as tmp:
                 np.savez(tmp, **arrays)  # type: ignore[arg-type]
             for old in self.directory.glob("hnsw-*.faiss"):
@@ -109,8 +110,10 @@ class IndexCache:
                 token = unpack_strs(arrays["hnsw_token"])[0]
                 graph = self._graph_path(token)
                 if token and graph.exists():
-                    loaded = HNSW.load(graph)
-                    hnsw = loaded if loaded.size == len(matrix) else None
+                    # caches from before vector fills have no mask: every row was covered
+                    covered = arrays.get("hnsw_covered")
+                    loaded = HNSW.load(graph, covered if covered is not None else arrays["has_vec"])
+                    hnsw = loaded if loaded.size <= len(matrix) else None
                 vectors = VectorIndex(matrix, arrays["has_vec"], hnsw)
             snap = Snapshot(
                 rowids=arrays["rowids"],

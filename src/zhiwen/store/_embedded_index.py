@@ -142,8 +142,9 @@ def _append_vectors(old: VectorIndex | None, rows: Sequence[IndexRow], start: in
     prev = old.matrix if old is not None else np.zeros((0, dim), np.float32)
     has_prev = old.has_vec if old is not None else np.zeros(0, bool)
     n = start + m
-    # amortised growth: old snapshots keep viewing rows [:start] of the same buffer, which
-    # are never written again, so readers need no copy
+    # amortised growth: old snapshots keep viewing rows [:start] of the same buffer; those rows
+    # are only ever written where the old snapshot has no vector (fill_vectors), which its
+    # searches never read, so readers need no copy
     base = prev.base if isinstance(prev.base, np.ndarray) and prev.base.ndim == 2 else None
     if base is not None and base.shape[0] >= n and prev.shape[0] == start:
         buf = base
@@ -156,3 +157,28 @@ def _append_vectors(old: VectorIndex | None, rows: Sequence[IndexRow], start: in
             buf[start + i] = np.frombuffer(r[6], np.float32)
             has_vec[start + i] = True
     return VectorIndex(buf[:n], has_vec)
+
+
+def fill_vectors(
+    vectors: VectorIndex, rowids: np.ndarray, filled: Sequence[tuple[int, bytes]]
+) -> tuple[VectorIndex, np.ndarray]:
+    """``vectors`` with the rows ``filled`` ((row id, vector bytes), set after the snapshot was
+    taken) written in; returns it and their positions.
+
+    Rows that had no vector are written into the shared buffer (older snapshots do not read
+    them); a row whose vector is *replaced* forces a copy, so older snapshots keep theirs.
+    """
+    wanted = np.fromiter((r for r, _ in filled), np.int64, len(filled))
+    pos = np.searchsorted(rowids, wanted)
+    inside = pos < len(rowids)
+    inside[inside] = rowids[pos[inside]] == wanted[inside]
+    keep = np.flatnonzero(inside)
+    pos = pos[keep]
+    matrix = vectors.matrix
+    if len(pos) and vectors.has_vec[pos].any():
+        matrix = matrix.copy()
+    for p, i in zip(pos.tolist(), keep.tolist(), strict=True):
+        matrix[p] = np.frombuffer(filled[i][1], np.float32)
+    has_vec = vectors.has_vec.copy()
+    has_vec[pos] = True
+    return VectorIndex(matrix, has_vec, vectors.hnsw), pos

@@ -53,7 +53,11 @@ _REPLACE = """
           AND n.metadata = c.metadata AND n.tf = c.tf AND {same_vec})
     RETURNING c.id, c.rid, c.tf, c.dl
     """
-_SAME_VEC = "n.embedding IS NOT DISTINCT FROM (SELECT v.embedding FROM {vectors} v WHERE v.id = c.id)"
+# a batch without a vector (lexical-first) keeps the stored vector of an unchanged chunk
+_SAME_VEC = (
+    "(n.embedding IS NULL"
+    " OR n.embedding IS NOT DISTINCT FROM (SELECT v.embedding FROM {vectors} v WHERE v.id = c.id))"
+)
 
 _INSERT = """
     INSERT INTO {chunks} (id, rid, doc_id, parent_id, title, text, metadata, tf, dl)
@@ -143,21 +147,26 @@ def _reserve_rids(conn: psycopg.Connection[Any], layout: KBSchema, n: int) -> tu
     return first, int(row[1]) == 0
 
 
-def _forget(conn: psycopg.Connection[Any], layout: KBSchema, gone: list[tuple[Any, ...]]) -> tuple[int, int]:
-    """Drop the vectors and postings of deleted chunk rows ``(id, rid, tf, dl)``; (count, length)."""
+def _forget(
+    conn: psycopg.Connection[Any], layout: KBSchema, gone: list[tuple[Any, ...]]
+) -> tuple[int, int, int]:
+    """Drop the vectors and postings of deleted chunk rows ``(id, rid, tf, dl)``;
+    (count, length, vectors dropped)."""
     if not gone:
-        return 0, 0
+        return 0, 0, 0
+    n_vec = 0
     if layout.dim is not None:
-        conn.execute(
+        cur = conn.execute(
             sql.SQL("DELETE FROM {} WHERE id = ANY(%s)").format(layout.table("vectors")),
             ([g[0] for g in gone],),
         )
+        n_vec = max(cur.rowcount, 0)
     by_term: dict[str, list[int]] = {}
     for _, rid, tf, _ in gone:
         for term in tf:
             by_term.setdefault(term, []).append(rid)
     remove_postings(conn, layout, {t: np.asarray(r, dtype=np.int32) for t, r in by_term.items()})
-    return len(gone), sum(int(g[3]) for g in gone)
+    return len(gone), sum(int(g[3]) for g in gone), n_vec
 
 
 def write_chunks(
@@ -172,6 +181,7 @@ def write_chunks(
         return set()
     lock_for_write(conn, layout)
     new_fields = layout.ensure_range_indexes(conn, chunks)
+    layout.add_metadata_fields(conn, chunks)
     tfs = [Counter(str(t) for t in toks if t) for toks in tokens]  # "" is no term
     dls = [len(toks) for toks in tokens]  # document length as the embedded store counts it
     first, fresh = _reserve_rids(conn, layout, len(chunks))
@@ -183,11 +193,13 @@ def write_chunks(
         sql.SQL(_REPLACE).format(same_vec=same_vec, **tables),
         (sorted({c.doc_id for c in chunks}), [c.id for c in chunks]),
     ).fetchall()
-    n_gone, len_gone = _forget(conn, layout, gone)
+    n_gone, len_gone, nv_gone = _forget(conn, layout, gone)
     bulk = _bulk_load(conn, layout, len(chunks))
     inserted = {int(r[0]) for r in conn.execute(sql.SQL(_INSERT).format(**tables)).fetchall()}
+    nv_new = 0
     if layout.dim is not None and inserted:
-        conn.execute(sql.SQL(_INSERT_VECTORS).format(**tables), (sorted(inserted),))
+        cur = conn.execute(sql.SQL(_INSERT_VECTORS).format(**tables), (sorted(inserted),))
+        nv_new = max(cur.rowcount, 0)
     keep = [i for i, rid in enumerate(rids) if rid in inserted]
     append_postings(
         conn,
@@ -202,7 +214,7 @@ def write_chunks(
         # fresh statistics, so the first queries already get index plans
         for table in ("chunks", "postings", "vectors") if layout.dim is not None else ("chunks", "postings"):
             conn.execute(sql.SQL("ANALYZE {}").format(layout.table(table)))
-    update_stats(conn, layout, len(keep) - n_gone, sum(dls[i] for i in keep) - len_gone)
+    update_stats(conn, layout, len(keep) - n_gone, sum(dls[i] for i in keep) - len_gone, nv_new - nv_gone)
     return new_fields
 
 
@@ -234,22 +246,51 @@ def delete_chunks(
         ).format(layout.table("chunks")),
         (list(chunk_ids), list(doc_ids)),
     ).fetchall()
-    n_gone, len_gone = _forget(conn, layout, gone)
+    n_gone, len_gone, nv_gone = _forget(conn, layout, gone)
     if doc_ids:
         conn.execute(
             sql.SQL("DELETE FROM {} WHERE id = ANY(%s)").format(layout.table("parents")), (list(doc_ids),)
         )
-    update_stats(conn, layout, -n_gone, -len_gone)
+    update_stats(conn, layout, -n_gone, -len_gone, -nv_gone)
     return n_gone
 
 
-def update_stats(conn: psycopg.Connection[Any], layout: KBSchema, d_n: int, d_len: int) -> None:
-    """Adjust the collection statistics of BM25: chunk count N and total token count."""
-    if d_n or d_len:
+def update_stats(
+    conn: psycopg.Connection[Any], layout: KBSchema, d_n: int, d_len: int, d_nv: int = 0
+) -> None:
+    """Adjust the collection statistics: chunk count N and total token count (BM25), and the
+    number of chunks with a vector."""
+    if d_n or d_len or d_nv:
         conn.execute(
-            sql.SQL("UPDATE {} SET n = n + %s, total_len = total_len + %s").format(layout.table("stats")),
-            (d_n, d_len),
+            sql.SQL("UPDATE {} SET n = n + %s, total_len = total_len + %s, nv = nv + %s").format(
+                layout.table("stats")
+            ),
+            (d_n, d_len, d_nv),
         )
+
+
+_FILL_VECTORS = """
+    INSERT INTO {vectors} AS v (id, metadata, embedding)
+    SELECT c.id, c.metadata, n.embedding FROM zw_fill n JOIN {chunks} c ON c.id = n.id
+    ON CONFLICT (id) DO UPDATE SET embedding = excluded.embedding
+    RETURNING (xmax = 0) AS inserted
+    """
+
+
+def fill_vectors(
+    conn: psycopg.Connection[Any], layout: KBSchema, ids: Sequence[str], vectors: np.ndarray
+) -> int:
+    """Set the vectors of existing chunks ``ids`` (unknown ids skipped); returns rows updated."""
+    lock_for_write(conn, layout)
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS zw_fill (id text, embedding vector) ON COMMIT DELETE ROWS")
+    with conn.cursor() as cur:
+        cur.execute("TRUNCATE zw_fill")
+        with cur.copy("COPY zw_fill (id, embedding) FROM STDIN") as copy:
+            for cid, vec in zip(ids, vectors, strict=True):
+                copy.write_row((cid, vec))
+    rows = conn.execute(sql.SQL(_FILL_VECTORS).format(**layout.tables())).fetchall()
+    update_stats(conn, layout, 0, 0, sum(1 for r in rows if r[0]))
+    return len(rows)
 
 
 def write_parents(conn: psycopg.Connection[Any], layout: KBSchema, parents: Sequence[Document]) -> None:

@@ -42,10 +42,12 @@ from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 from zhiwen.config import PostgresSettings
 from zhiwen.errors import StoreUnavailable
 from zhiwen.metrics import STORE_ERRORS
+from zhiwen.retry import current_deadline
 
 log = logging.getLogger(__name__)
 
 DOWN_MESSAGE = "无法连接 PostgreSQL 数据库，请稍后重试"
+DEADLINE_MESSAGE = "数据库查询超出请求时限，请稍后重试或调大 timeout_s"
 # first wait on the pool before probing the server directly
 _FAST_WAIT_S = 1.0
 # errors that mean "the server or the connection is gone", as opposed to a bad query
@@ -62,6 +64,21 @@ def unavailable(exc: BaseException | str, kind: str) -> StoreUnavailable:
     STORE_ERRORS.labels(backend="postgres", kind=kind).inc()
     detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return StoreUnavailable(detail, message=DOWN_MESSAGE)
+
+
+def _deadline_ms() -> int | None:
+    """Milliseconds left of the request's deadline (:func:`zhiwen.retry.current_deadline`), if any."""
+    deadline = current_deadline()
+    if deadline is None:
+        return None
+    left = deadline.remaining()
+    if left <= 0:
+        raise StoreUnavailable(
+            "the request's deadline passed before the query",
+            message=DEADLINE_MESSAGE,
+            data={"reason": "deadline"},
+        )
+    return max(1, int(left * 1000))  # 0 would mean "no limit"
 
 
 def connect_kwargs(url: str, settings: PostgresSettings) -> dict[str, Any]:
@@ -146,7 +163,12 @@ class SharedPool:
         trips): for searches, whose statements need no common snapshot.
         Connection-level failures (server down, connection killed, pool exhausted) become
         :class:`StoreUnavailable`; other errors propagate unchanged.
+
+        Inside a request with a deadline, every statement gets ``statement_timeout`` = the time
+        left (``SET LOCAL`` in a transaction; for the session, reset on return, in autocommit
+        mode); a statement cancelled by it raises :class:`StoreUnavailable` (``reason: deadline``).
         """
+        timeout_ms = _deadline_ms()
         try:
             pool, conn = self._getconn()
         except CONNECTION_ERRORS as exc:
@@ -157,13 +179,24 @@ class SharedPool:
             if autocommit:
                 conn.autocommit = True
                 try:
+                    if timeout_ms is not None:
+                        conn.execute("SELECT set_config('statement_timeout', %s, false)", (str(timeout_ms),))
                     yield conn
                 finally:
                     with suppress(psycopg.Error):  # a broken connection is discarded by the pool
+                        if timeout_ms is not None:
+                            conn.execute("RESET statement_timeout")
                         conn.autocommit = False
             else:
                 with conn.transaction():
+                    if timeout_ms is not None:
+                        conn.execute("SELECT set_config('statement_timeout', %s, true)", (str(timeout_ms),))
                     yield conn
+        except psycopg.errors.QueryCanceled as exc:  # before CONNECTION_ERRORS: it is one of them
+            STORE_ERRORS.labels(backend="postgres", kind="deadline").inc()
+            raise StoreUnavailable(
+                str(exc).splitlines()[0], message=DEADLINE_MESSAGE, data={"reason": "deadline"}
+            ) from exc
         except CONNECTION_ERRORS as exc:
             raise unavailable(exc, kind) from exc
         finally:

@@ -51,13 +51,27 @@ def searchable(token: str) -> bool:
     return indexable(token)
 
 
-def bm25_scores(postings: dict[str, Postings], n: float, avgdl: float) -> tuple[np.ndarray, np.ndarray]:
-    """(rids, scores) of every chunk with a positive BM25 score for the query terms ``postings``."""
-    c0, c1 = BM25_K1 * (1 - BM25_B), BM25_K1 * BM25_B / avgdl
+def bm25_scores(
+    postings: dict[str, Postings],
+    n: float,
+    avgdl: float,
+    *,
+    k1: float = BM25_K1,
+    b: float = BM25_B,
+    weights: dict[str, float] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(rids, scores) of every chunk with a positive BM25 score for the query terms ``postings``.
+
+    ``weights`` (term → weight, default 1) scale each term: pseudo-relevance feedback's query.
+    """
+    c0, c1 = k1 * (1 - b), k1 * b / avgdl
     all_rids, contribs = [], []
-    for rids, tfs, dls in postings.values():
+    for term, (rids, tfs, dls) in postings.items():
+        qw = 1.0 if weights is None else weights.get(term, 0.0)
+        if qw <= 0:
+            continue
         df = len(rids)
-        w = math.log1p((n - df + 0.5) / (df + 0.5)) * (BM25_K1 + 1)
+        w = math.log1p((n - df + 0.5) / (df + 0.5)) * (k1 + 1) * qw
         tf = tfs.astype(np.float64)
         all_rids.append(rids)
         contribs.append(w * tf / (tf + c0 + c1 * dls))
@@ -97,16 +111,39 @@ def _ids(
 
 
 def bm25_search(
-    conn: psycopg.Connection[Any], layout: KBSchema, tokens: Sequence[str], k: int, filters: Filter | None
+    conn: psycopg.Connection[Any],
+    layout: KBSchema,
+    tokens: Sequence[str],
+    k: int,
+    filters: Filter | None,
+    *,
+    k1: float | None = None,
+    b: float | None = None,
+    weights: Sequence[float] | None = None,
 ) -> Scored:
-    """Top ``k`` chunks by exact BM25 among those matching ``filters`` (see module docstring)."""
+    """Top ``k`` chunks by exact BM25 among those matching ``filters`` (see module docstring).
+
+    ``k1``/``b`` override the defaults; ``weights`` (one per token, repeats summed) scale terms.
+    """
     terms = list(dict.fromkeys(t for t in tokens if searchable(t)))
     if not terms or k <= 0:
         return []
+    term_w: dict[str, float] | None = None
+    if weights is not None:
+        term_w = {}
+        for t, w in zip(tokens, weights, strict=True):
+            term_w[t] = term_w.get(t, 0.0) + float(w)
     n, total_len, postings = fetch_postings(conn, layout, terms)
     if not n or not postings:
         return []
-    rids, scores = bm25_scores(postings, float(n), max(total_len / n, 1e-9))
+    rids, scores = bm25_scores(
+        postings,
+        float(n),
+        max(total_len / n, 1e-9),
+        k1=BM25_K1 if k1 is None else k1,
+        b=BM25_B if b is None else b,
+        weights=term_w,
+    )
     if not len(rids):
         return []
     order = np.argsort(-scores, kind="stable") if filters else None

@@ -35,7 +35,7 @@ from zhiwen.store._pg_pool import CONNECTION_ERRORS, connect_kwargs, unavailable
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 HNSW_MAX_EF = 1000
 # numeric metadata fields that get their own range index, per knowledge base
 _MAX_RANGE_INDEXES = 32
@@ -70,7 +70,8 @@ _TABLES_DDL = [
         one boolean PRIMARY KEY DEFAULT true CHECK (one),
         n bigint NOT NULL DEFAULT 0,
         total_len bigint NOT NULL DEFAULT 0,
-        next_rid bigint NOT NULL DEFAULT 0)""",
+        next_rid bigint NOT NULL DEFAULT 0,
+        nv bigint NOT NULL DEFAULT 0)""",
     "INSERT INTO {stats} (one) VALUES (true) ON CONFLICT DO NOTHING",
 ]
 # the vectors live apart from the text, so BM25 and chunk reads never page 1.5 KB vectors in;
@@ -98,6 +99,12 @@ _DROP_FROM_1 = [
     "ALTER TABLE {chunks} DROP COLUMN IF EXISTS embedding, DROP COLUMN IF EXISTS search_vector",
     "DROP TABLE IF EXISTS {terms}",
 ]
+# schema 2 had no vector count (stats.nv) and no list of metadata fields (zw_meta)
+_UPGRADE_TO_3 = "ALTER TABLE {stats} ADD COLUMN IF NOT EXISTS nv bigint NOT NULL DEFAULT 0"
+_COUNT_VECTORS = "UPDATE {stats} SET nv = (SELECT count(*) FROM {vectors})"
+_METADATA_FIELDS = (
+    "SELECT DISTINCT f.key FROM {chunks} c, jsonb_each(c.metadata) f WHERE f.value <> 'null'::jsonb"
+)
 _TABLE_NAMES = ("chunks", "parents", "postings", "stats", "vectors", "terms")
 
 
@@ -248,6 +255,8 @@ class KBSchema:
             conn.execute(sql.SQL(stmt).format(**tables))
         if self.dim is not None:
             conn.execute(sql.SQL(_VECTORS_DDL % int(self.dim)).format(**tables))
+        if 1 <= version < 3:
+            self._upgrade_to_3(conn)
         for ddl in self.index_ddl().values():
             conn.execute(ddl)
         for field in self.range_fields:
@@ -277,6 +286,29 @@ class KBSchema:
         for stmt in _TABLES_DDL:
             conn.execute(sql.SQL(stmt).format(**tables))
         rebuild_postings(conn, self)
+
+    def _upgrade_to_3(self, conn: psycopg.Connection[Any]) -> None:
+        """Schema 2 → 3: the vector count in ``stats`` and the metadata field list in ``zw_meta``
+        (one scan each, once)."""
+        tables = self.tables()
+        conn.execute(sql.SQL(_UPGRADE_TO_3).format(**tables))
+        if self.dim is not None:
+            conn.execute(sql.SQL(_COUNT_VECTORS).format(**tables))
+        fields = sorted(r[0] for r in conn.execute(sql.SQL(_METADATA_FIELDS).format(**tables)))
+        self.set_meta(conn, "metadata_fields", fields)
+
+    def metadata_fields(self, conn: psycopg.Connection[Any]) -> set[str]:
+        row = conn.execute(
+            sql.SQL("SELECT value FROM {} WHERE key = 'metadata_fields'").format(self.table("zw_meta"))
+        ).fetchone()
+        return set(row[0] or []) if row else set()
+
+    def add_metadata_fields(self, conn: psycopg.Connection[Any], chunks: Sequence[Chunk]) -> None:
+        """Record the batch's metadata keys (non-null values) in ``zw_meta``; under the write lock."""
+        keys = {k for c in chunks for k, v in c.metadata.items() if v is not None}
+        known = self.metadata_fields(conn)
+        if not keys <= known:
+            self.set_meta(conn, "metadata_fields", sorted(known | keys))
 
     def _check_dim(self, meta: dict[str, Any], dim: int | None) -> int | None:
         stored = meta.get("dim")

@@ -34,6 +34,7 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from zhiwen.documents import Chunk, Document
@@ -197,6 +198,13 @@ class Empty:
 
 
 @dataclass(frozen=True, slots=True)
+class HasVector:
+    """The point has the named vector (chunks indexed lexical-first lack ``dense`` until filled)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class Clause:
     """A Qdrant filter: all of ``must``, at least one of ``should`` (if any), none of ``must_not``."""
 
@@ -205,7 +213,7 @@ class Clause:
     must_not: list[Node] = field(default_factory=list)
 
 
-Node = Match | AnyOf | Range | Empty | Clause
+Node = Match | AnyOf | Range | Empty | HasVector | Clause
 
 
 def payload_key(name: str) -> str:
@@ -276,16 +284,19 @@ class Record:
     id: str
     payload: dict[str, Any]
     sparse: Sparse | None = None
+    dense: list[float] | None = None
 
     @classmethod
     def from_point(cls, rec: Any) -> Record:
         """A point read back from either engine (Edge and qdrant-client points have one shape)."""
         vec = rec.vector if isinstance(rec.vector, dict) else None
         sparse = vec.get(SPARSE) if vec else None
+        dense = vec.get(DENSE) if vec else None
         return cls(
             str(rec.id),
             dict(rec.payload or {}),
             (list(sparse.indices), list(sparse.values)) if sparse is not None else None,
+            list(dense) if dense is not None else None,
         )
 
 
@@ -293,13 +304,21 @@ class Engine(Protocol):
     """What :class:`~zhiwen.store.qdrant.QdrantStore` needs from Qdrant: two collections,
     ``chunks`` and ``parents``, of one knowledge base."""
 
+    @property
+    def local_dir(self) -> Path | None:
+        """The knowledge base's directory on this machine (Edge), or None (a server)."""
+        ...
+
     def open_parents(self) -> None: ...
     def open_chunks(self, dim: int | None) -> None: ...
     def index_field(self, key: str, kind: str) -> None: ...
     def upsert(self, coll: str, points: Sequence[PointData]) -> None: ...
     def delete(self, coll: str, ids: Sequence[str]) -> None: ...
     def update_sparse(self, coll: str, items: Sequence[tuple[str, list[int], list[float]]]) -> None: ...
-    def retrieve(self, coll: str, ids: Sequence[str], *, with_sparse: bool = False) -> list[Record]: ...
+    def update_dense(self, coll: str, items: Sequence[tuple[str, list[float]]]) -> None: ...
+    def retrieve(
+        self, coll: str, ids: Sequence[str], *, with_sparse: bool = False, with_dense: bool = False
+    ) -> list[Record]: ...
     def scroll(
         self, coll: str, ir: Clause | None, fields: Sequence[str] | None = None, *, with_sparse: bool = False
     ) -> Iterator[Record]: ...

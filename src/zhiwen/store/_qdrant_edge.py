@@ -43,6 +43,7 @@ from zhiwen.store._qdrant_codec import (
     AnyOf,
     Clause,
     Empty,
+    HasVector,
     Match,
     Node,
     PointData,
@@ -77,6 +78,8 @@ def _node(node: Node) -> Any:
         )
     if isinstance(node, Empty):
         return qe.IsEmptyCondition(node.key)
+    if isinstance(node, HasVector):
+        return qe.HasVectorCondition(node.name)
     return to_filter(node)
 
 
@@ -97,6 +100,10 @@ class EdgeEngine:
         self.path = Path(root) / kb_dir_name(kb)
         self._shards: dict[str, qe.EdgeShard] = {}
         self._lock_fd: int | None = None
+
+    @property
+    def local_dir(self) -> Path:
+        return self.path
 
     def _lock(self) -> None:
         """Hold ``.lock`` exclusively while open: one process per knowledge base directory."""
@@ -178,12 +185,18 @@ class EdgeEngine:
         if vectors:
             self._shards[coll].update(qe.UpdateOperation.update_vectors(vectors))
 
-    def retrieve(self, coll: str, ids: Sequence[str], *, with_sparse: bool = False) -> list[Record]:
+    def update_dense(self, coll: str, items: Sequence[tuple[str, list[float]]]) -> None:
+        vectors = [qe.PointVectors(pid, {DENSE: vec}) for pid, vec in items]
+        if vectors:
+            self._shards[coll].update(qe.UpdateOperation.update_vectors(vectors))
+
+    def retrieve(
+        self, coll: str, ids: Sequence[str], *, with_sparse: bool = False, with_dense: bool = False
+    ) -> list[Record]:
         if not ids:
             return []
-        recs = self._shards[coll].retrieve(
-            list(ids), with_payload=True, with_vector=[SPARSE] if with_sparse else False
-        )
+        names = [SPARSE] * with_sparse + [DENSE] * with_dense
+        recs = self._shards[coll].retrieve(list(ids), with_payload=True, with_vector=names or False)
         return [Record.from_point(r) for r in recs]
 
     def scroll(

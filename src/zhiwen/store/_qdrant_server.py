@@ -23,6 +23,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -35,6 +36,7 @@ from zhiwen.store._qdrant_codec import (
     AnyOf,
     Clause,
     Empty,
+    HasVector,
     Match,
     Node,
     PointData,
@@ -58,6 +60,8 @@ def _node(node: Node) -> Any:
         )
     if isinstance(node, Empty):
         return models.IsEmptyCondition(is_empty=models.PayloadField(key=node.key))
+    if isinstance(node, HasVector):
+        return models.HasVectorCondition(has_vector=node.name)
     return to_filter(node)
 
 
@@ -73,6 +77,8 @@ def to_filter(ir: Clause | None) -> models.Filter | None:
 
 class ServerEngine:
     """Two collections of one knowledge base on a Qdrant server or cluster."""
+
+    local_dir: Path | None = None  # nothing on this machine: no file lock (QdrantStore.writer_lock)
 
     def __init__(
         self, client: QdrantClient, kb: str, *, shards: int | None = None, replicas: int | None = None
@@ -168,11 +174,19 @@ class ServerEngine:
         if points:
             self.client.update_vectors(self.names[coll], points=points, wait=True)
 
-    def retrieve(self, coll: str, ids: Sequence[str], *, with_sparse: bool = False) -> list[Record]:
+    def update_dense(self, coll: str, items: Sequence[tuple[str, list[float]]]) -> None:
+        points = [models.PointVectors(id=pid, vector={DENSE: vec}) for pid, vec in items]
+        if points:
+            self.client.update_vectors(self.names[coll], points=points, wait=True)
+
+    def retrieve(
+        self, coll: str, ids: Sequence[str], *, with_sparse: bool = False, with_dense: bool = False
+    ) -> list[Record]:
         if not ids:
             return []
+        names = [SPARSE] * with_sparse + [DENSE] * with_dense
         recs = self.client.retrieve(
-            self.names[coll], list(ids), with_payload=True, with_vectors=[SPARSE] if with_sparse else False
+            self.names[coll], list(ids), with_payload=True, with_vectors=names or False
         )
         return [Record.from_point(r) for r in recs]
 

@@ -6,11 +6,14 @@ Rows are L2-normalised float32, so cosine is an inner product. Strategy (picked 
 * store under 20k rows, or a filter leaving at most 2k rows: exact scan — contiguous
   (``einsum`` over every row, disallowed rows masked) or, when few rows are allowed, over the
   gathered allowed rows; correct by construction;
-* otherwise: faiss HNSW with the allowed rows (filter ∧ live ∧ has-vector) as a bitmap that
-  the graph walk itself respects, so a filter never needs over-fetching; candidates are
-  re-scored exactly in float32, and if fewer than ``k`` come back the exact scan answers.
+* otherwise, once the store has a graph: faiss HNSW with the allowed rows (filter ∧ live ∧
+  has-vector ∧ covered by the graph) as a bitmap that the graph walk itself respects, so a
+  filter never needs over-fetching; rows the graph does not cover yet (appended or filled after
+  it was built, at most 2k) are scored exactly beside it; candidates are re-scored exactly in
+  float32, and if fewer than ``k`` come back the exact scan answers.
 
-HNSW mutation (adds) and searches are serialised by a lock.
+The graph is built and grown off the search path (:mod:`zhiwen.store._embedded_graph`); HNSW
+mutation (adds) and searches are serialised by a lock.
 
 Example::
 
@@ -99,11 +102,15 @@ class HNSW:
 
     Append-only: rows without a vector are added as zero vectors so that faiss ids stay equal
     to row positions; the allowed-rows bitmap of every search excludes them (and tombstones).
+    ``covered[i]`` says row ``i`` had its vector when it was added: a row whose vector came
+    (or changed) later is not trusted in the graph, and searches score it exactly instead
+    (:meth:`VectorIndex.top_k`) until a rebuild covers it.
     faiss filters *inside* the graph walk (``IDSelectorBitmap``), so a filter keeps ~k results
     without asking for k / selectivity neighbours (post-filtering HNSW libraries must over-fetch).
     """
 
     index: Any
+    covered: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -115,26 +122,45 @@ class HNSW:
         return cls(index)
 
     @classmethod
-    def load(cls, path: Path) -> HNSW:
+    def load(cls, path: Path, covered: np.ndarray | None = None) -> HNSW:
         import faiss
 
-        return cls(faiss.read_index(str(path)))
+        index = faiss.read_index(str(path))
+        if covered is None or len(covered) != index.ntotal:
+            covered = np.ones(index.ntotal, bool)
+        return cls(index, np.asarray(covered, bool))
 
     @property
     def size(self) -> int:
         return int(self.index.ntotal)
 
-    def add(self, matrix: np.ndarray, upto: int) -> None:
-        """Add rows ``self.size..upto`` (build threads: 2; searches use 1, see :meth:`search`)."""
+    def add(self, matrix: np.ndarray, upto: int, has_vec: np.ndarray | None = None) -> None:
+        """Add rows ``self.size..upto`` (build threads: 2; searches use 1, see :meth:`search`).
+
+        One call holds the lock for its whole add: callers that must not block searches for
+        long add in steps (:func:`grow_graph`).
+        """
         import faiss
 
         with self.lock:
-            if upto > self.size:
+            start = self.size
+            if upto > start:
                 faiss.omp_set_num_threads(2)
                 try:
-                    self.index.add(np.ascontiguousarray(matrix[self.size : upto]))
+                    self.index.add(np.ascontiguousarray(matrix[start:upto]))
                 finally:
                     faiss.omp_set_num_threads(1)
+                new = np.ones(upto - start, bool) if has_vec is None else has_vec[start:upto]
+                self.covered = np.concatenate([self.covered[:start], new])
+
+    def uncover(self, positions: np.ndarray) -> None:
+        """Rows whose vector changed after they were added: searched exactly from now on."""
+        with self.lock:
+            inside = positions[positions < len(self.covered)]
+            if len(inside) and self.covered[inside].any():
+                covered = self.covered.copy()
+                covered[inside] = False
+                self.covered = covered
 
     def search(self, query: np.ndarray, k: int, allowed: np.ndarray, ef: int) -> np.ndarray:
         """Row positions of up to ``k`` nearest allowed rows (order not guaranteed exact)."""
@@ -154,11 +180,13 @@ class HNSW:
         ids = ids[0]
         return ids[ids >= 0].astype(np.int64)
 
-    def save(self, path: Path) -> None:
+    def save(self, path: Path) -> np.ndarray:
+        """Write the graph; returns the ``covered`` mask that goes with the written graph."""
         import faiss
 
         with self.lock:
             faiss.write_index(self.index, str(path))
+            return self.covered.copy()
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,8 +197,26 @@ class VectorIndex:
     has_vec: np.ndarray  # bool (n,)
     hnsw: HNSW | None = None
 
+    def graph_rows(self, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``ok`` split into (rows the graph covers, rows it does not: new, or filled later)."""
+        hnsw = self.hnsw
+        in_graph = np.zeros(len(ok), bool)
+        if hnsw is not None:
+            covered = hnsw.covered  # read once: growth replaces the array, never edits it
+            m = min(len(covered), len(ok))
+            in_graph[:m] = ok[:m] & covered[:m]
+        return in_graph, ok & ~in_graph
+
+    def uncovered_count(self) -> int:
+        """Rows with a vector that the graph does not cover (all of them without a graph)."""
+        return int(np.count_nonzero(self.graph_rows(self.has_vec)[1]))
+
     def top_k(self, query: np.ndarray, k: int, *, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Best ``k`` rows among ``allowed`` (alive ∧ filter); ``query`` already normalised."""
+        """Best ``k`` rows among ``allowed`` (alive ∧ filter); ``query`` already normalised.
+
+        Exact unless the graph covers all but a few (≤ ``EXACT_MAX_ROWS``) of the rows asked
+        for: then the graph's candidates plus those few rows, all re-scored exactly.
+        """
         ok = allowed & self.has_vec
         n_ok = int(np.count_nonzero(ok))
         if n_ok == 0 or k <= 0:
@@ -178,14 +224,21 @@ class VectorIndex:
         k = min(k, n_ok)
         hnsw = self.hnsw
         n = len(ok)
-        if hnsw is None or hnsw.size < n or n_ok <= EXACT_MAX_ROWS:
+        if hnsw is None or n_ok <= EXACT_MAX_ROWS:
+            return exact_top_k(self.matrix, query, k, None if n_ok == n else ok)
+        in_graph, rest = self.graph_rows(ok)
+        n_graph = int(np.count_nonzero(in_graph))
+        rest_rows = np.flatnonzero(rest)
+        if len(rest_rows) > EXACT_MAX_ROWS or n_graph == 0:
             return exact_top_k(self.matrix, query, k, None if n_ok == n else ok)
         # selective filters make the walk skip more nodes: widen the beam with the selectivity
-        ef = min(HNSW_EF_MAX, int(max(HNSW_EF_SEARCH, k) * math.sqrt(n / n_ok)))
-        keys = hnsw.search(query, k, ok, ef)
-        if len(keys) < k:
+        ef = min(HNSW_EF_MAX, int(max(HNSW_EF_SEARCH, k) * math.sqrt(n / n_graph)))
+        keys = hnsw.search(query, min(k, n_graph), in_graph, ef)
+        if len(keys) < min(k, n_graph):
             log.debug("HNSW returned %d/%d allowed rows; exact fallback", len(keys), k)
             return exact_top_k(self.matrix, query, k, ok)
+        if len(rest_rows):
+            keys = np.concatenate([keys, rest_rows])
         # exact float32 scores, so both paths rank on the same scale
         sims = np.einsum("ij,j->i", np.take(self.matrix, keys, axis=0), query)
         order = np.lexsort((keys, -sims))[:k]

@@ -10,8 +10,16 @@ BM25 over tokens and nearest neighbours over vectors (cosine on L2-normalised ve
 higher score is better). Fusion, rerank and everything above live in :mod:`zhiwen.retrieve`,
 so a new backend only has to get these right; ``tests/store/test_conformance.py`` checks it.
 
-Writes are atomic: :meth:`Store.upsert` and :meth:`Store.delete` either apply completely or not
-at all, so a failed index run never leaves a half-written knowledge base.
+Writes are atomic: :meth:`Store.upsert`, :meth:`Store.set_vectors` and :meth:`Store.delete`
+either apply completely or not at all, so a failed index run never leaves a half-written
+knowledge base (Qdrant, which has no transactions, writes idempotently: a re-run repairs).
+
+Vectors are optional per chunk ("lexical-first" indexing): a store created with ``dim`` accepts
+``upsert(..., vectors=None)``; those chunks are BM25-searchable at once (in this and in every
+other process that opens the same store) and get their vectors later with
+:meth:`Store.set_vectors` (:meth:`Store.missing_vector_ids` says which still lack one).
+:meth:`Store.search_vector` only ever sees chunks that have a vector; the dense coverage of a
+knowledge base is ``vector_count() / count()``.
 
 Opening a backend by URL is :func:`zhiwen.store.open_store` (:mod:`zhiwen.store.factory`):
 this module is only the contract, so every backend can import it without a cycle.
@@ -22,11 +30,22 @@ Example::
     store.upsert(chunks, tokens=[tok.tokenize(c.text) for c in chunks], vectors=vecs, parents=docs)
     ids_scores = store.search_text(tok.tokenize_query("知识库"), k=10)
     store.search_vector(query_vec, k=10, filters=parse_filters({"category": "meat_dish"}))
+
+    # lexical-first: searchable by BM25 now, vectors filled behind, resumably
+    store.upsert(chunks, tokens=token_lists, vectors=None, parents=docs)
+    while todo := store.missing_vector_ids(limit=64):
+        store.set_vectors(todo, embedder.embed([c.text for c in store.get_chunks(todo)]))
+    store.build_index(background=True)
+
+    # one writer per knowledge base across processes, around a whole index run
+    with store.writer_lock(wait=False):          # KnowledgeBaseBusy when another run writes
+        ...
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -58,8 +77,76 @@ class Store(Protocol):
         Document-level replace: for every ``doc_id`` present in ``chunks``, the chunks of that
         document that are *not* in this batch are removed, so re-indexing a changed source
         leaves no stale sections behind and re-indexing an unchanged one is a no-op.
-        ``vectors`` has shape ``(len(chunks), dim)``, rows L2-normalised, or is None for a
-        store created without vectors.
+        ``vectors`` has shape ``(len(chunks), dim)`` (normalised here), or is None: then the
+        chunks are stored without vectors (lexical-first). Re-upserting an unchanged chunk with
+        ``vectors=None`` keeps the vector it already has; a chunk whose content changed loses it.
+        """
+        ...
+
+    def set_vectors(self, ids: Sequence[str], vectors: np.ndarray) -> int:
+        """Fill (or replace) the vectors of existing chunks, in one transaction.
+
+        ``vectors`` has shape ``(len(ids), dim)`` and is L2-normalised here; unknown ids are
+        ignored. Returns the number of chunks updated. Raises ``InvalidParameter`` for a store
+        without vectors or a wrong shape / non-finite values (nothing is written then).
+        """
+        ...
+
+    def missing_vector_ids(self, limit: int | None = None) -> list[str]:
+        """Ids of chunks that still have no vector, in insertion order (at most ``limit``)."""
+        ...
+
+    def vector_count(self) -> int:
+        """Number of chunks that have a vector. Cheap: fine to call once per search.
+
+        Embedded: from the synced in-memory index (O(1) per write generation); PostgreSQL: one
+        row (``stats.nv``); Qdrant: an exact filtered count, cached until the next write.
+        """
+        ...
+
+    def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors (float32, L2-normalised like :meth:`search_vector` uses) by chunk id.
+
+        Ids that are unknown or have no vector yet are absent from the result.
+        """
+        ...
+
+    def metadata_fields(self) -> set[str]:
+        """Metadata keys that have a non-null value in at least one chunk (cheap, cached).
+
+        Used to reject a filter on a field the knowledge base does not have
+        (:func:`zhiwen.store.filters.check_filter_fields`). Embedded: exactly the live chunks'
+        keys; PostgreSQL and Qdrant: recorded by writes, so keys that only deleted chunks had may
+        remain (a filter on them is then accepted and matches nothing).
+        """
+        ...
+
+    def build_index(self, *, background: bool = True) -> None:
+        """Bring the vector search index (e.g. the embedded store's HNSW graph) up to date.
+
+        Call it after an index run: ``background=True`` returns at once and builds in a daemon
+        thread (searches use exact search until it is ready); ``background=False`` builds in
+        the caller's thread (interruptible between batches). A no-op for backends whose index
+        the server maintains (PostgreSQL, Qdrant) and for stores too small to need one.
+        ``stats()["vector_index"]`` says ``"ready"``, ``"building"``, ``"pending"`` or
+        ``"not_needed"``.
+        """
+        ...
+
+    def writer_lock(
+        self, *, wait: bool = True, timeout: float | None = None, on_wait: Callable[[], None] | None = None
+    ) -> AbstractContextManager[None]:
+        """The knowledge base's writer lock: one writer across processes, held around an index run.
+
+        Exclusive between processes and threads, re-entrant in the thread that holds it,
+        released on exit and when the holder dies (``kill -9`` included). ``wait=False`` raises
+        :class:`~zhiwen.errors.KnowledgeBaseBusy` (3008, HTTP 409) at once when another writer
+        has it; ``wait=True`` calls ``on_wait()`` once before blocking (to print "waiting"),
+        then waits at most ``timeout`` seconds (None: no limit) and raises the same error.
+        Embedded and Qdrant Edge: a file lock in the store's directory; PostgreSQL: a session
+        advisory lock on a dedicated connection; a Qdrant server: nothing (the KB layer's file
+        lock covers one machine). See :mod:`zhiwen.store._writer_lock`. It excludes writers
+        that take it; it does not block :meth:`upsert` & co. by itself.
         """
         ...
 

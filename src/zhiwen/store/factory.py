@@ -36,7 +36,7 @@ def open_store(url: str, *, path: Path, name: str, dim: int | None) -> Store:
     if url == "embedded":
         from zhiwen.store.embedded import EmbeddedStore
 
-        return EmbeddedStore(path, dim=dim)
+        return EmbeddedStore(path, dim=dim, name=name)
     if url.startswith(POSTGRES_SCHEMES):
         from zhiwen.store.postgres import PostgresStore
 

@@ -11,6 +11,10 @@ A filter is a conjunction of :class:`Condition` s. The dict form used by the API
 The CLI form is ``key=value``, ``key!=value``, ``key>=3``, ``key<=3``, ``key>3``, ``key<3``,
 ``key=a|b`` (in).
 
+A filter on a field the knowledge base does not have would silently match nothing;
+:func:`check_filter_fields` rejects it instead, naming the fields there are
+(``Store.metadata_fields()``).
+
 Example::
 
     >>> f = parse_filters({"difficulty": {"lte": 2}, "category": "soup"})
@@ -170,3 +174,34 @@ def parse_cli_filter(expr: str) -> Condition:
         values = tuple(coerce_scalar(v) for v in raw.split("|") if v)
         return Condition(field, "in" if op == "eq" else "nin", values)
     return Condition(field, op, _check_value(field, op, coerce_scalar(raw)))
+
+
+_MAX_LISTED_FIELDS = 30
+
+
+def check_filter_fields(
+    spec: Mapping[str, Any] | Filter | Iterable[Condition] | None, known: Iterable[str]
+) -> Filter:
+    """The parsed filter, after checking that every field it names is one of ``known``.
+
+    An unknown field raises :class:`InvalidParameter` (code 3003, HTTP 422) whose message lists
+    the known fields, e.g. ``未知的过滤字段：foo（可用字段：category、difficulty）``; ``data``
+    has ``unknown_fields`` and ``known_fields``. ``known`` is usually ``store.metadata_fields()``.
+    """
+    flt = parse_filters(spec)
+    fields = set(known)
+    unknown = sorted(flt.fields() - fields)
+    if not unknown:
+        return flt
+    listed = sorted(fields)
+    if not listed:
+        available = "知识库中没有可过滤的元数据字段"
+    elif len(listed) > _MAX_LISTED_FIELDS:
+        available = "可用字段：" + "、".join(listed[:_MAX_LISTED_FIELDS]) + f" 等 {len(listed)} 个"
+    else:
+        available = "可用字段：" + "、".join(listed)
+    raise InvalidParameter(
+        f"unknown filter field(s) {unknown}; known: {listed}",
+        message=f"未知的过滤字段：{'、'.join(unknown)}（{available}）",
+        data={"unknown_fields": unknown, "known_fields": listed},
+    )

@@ -1,7 +1,7 @@
 """PostgreSQL + pgvector backend of the store contract (seed 000's retrieval, behind one setting).
 
 Switch a deployment with ``ZHIWEN_STORE=postgresql://user@host:5432/db``; every knowledge base
-then lives in its own schema ``zw_<name>`` of that database (schema version 2):
+then lives in its own schema ``zw_<name>`` of that database (schema version 3):
 
 =============  ==============================================================================
 ``zw_meta``    key/value: schema version, vector dimension, numeric fields with a range index
@@ -10,10 +10,12 @@ then lives in its own schema ``zw_<name>`` of that database (schema version 2):
                expression index per numeric field for ranges), ``tf`` JSONB (token → count)
                and ``dl`` (token count)
 ``vectors``    id, a copy of ``metadata`` (same indexes) and ``embedding vector(n)`` (HNSW,
-               cosine): apart from the text, so BM25 and chunk reads never read vectors
+               cosine): apart from the text, so BM25 and chunk reads never read vectors; a
+               chunk indexed lexical-first has no row here until ``set_vectors``
 ``postings``   BM25 index: per term, blocks of 128 (rid, tf, dl) packed in one ``bytea``
 ``parents``    whole parent documents
-``stats``      one row: number of chunks, total token count (BM25 avgdl), next rid
+``stats``      one row: number of chunks, total token count (BM25 avgdl), next rid, number
+               of chunks with a vector (``nv``: ``vector_count()`` reads it)
 =============  ==============================================================================
 
 Ranking matches the embedded backend: BM25 is *true* Okapi BM25 (Lucene idf, k1=1.5, b=0.75,
@@ -27,7 +29,8 @@ The parts, one module each: :mod:`zhiwen.store._pg_schema` (DDL, migrations — 
 knowledge base, vectors inline, is upgraded in place when first opened — ``drop_kb``),
 :mod:`zhiwen.store._pg_load` (COPY upserts and deletes), :mod:`zhiwen.store._pg_postings` (the
 posting blocks), :mod:`zhiwen.store._pg_query` (the two searches), :mod:`zhiwen.store._pg_pool`
-(connections); this module is the :class:`~zhiwen.store.base.Store` facade over them.
+(connections), :mod:`zhiwen.store._pg_lock` (the writer lock: a session advisory lock on a
+connection of its own); this module is the :class:`~zhiwen.store.base.Store` facade over them.
 
 Writes run in one transaction each (a failed index run leaves the previous content), rows
 identical to what is stored are left untouched (re-indexing an unchanged source is a no-op for
@@ -49,6 +52,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -57,10 +61,14 @@ from psycopg import sql
 from zhiwen.config import PostgresSettings, get_settings
 from zhiwen.documents import Chunk, Document
 from zhiwen.errors import InvalidParameter, StoreUnavailable
-from zhiwen.store._pg_load import check_vectors, delete_chunks, write_chunks, write_parents
+from zhiwen.store._pg_load import check_vectors, delete_chunks, fill_vectors, write_chunks, write_parents
+from zhiwen.store._pg_lock import AdvisoryWriterLock
 from zhiwen.store._pg_pool import SharedPool, acquire_pool, release_pool
 from zhiwen.store._pg_query import bm25_search, searchable, vector_search
 from zhiwen.store._pg_schema import SCHEMA_VERSION, KBSchema, drop_kb, list_kbs, schema_name, server_features
+from zhiwen.store._validate import check_vector_rows
+from zhiwen.store._vectors import normalize_rows
+from zhiwen.store._writer_lock import OnWait
 from zhiwen.store.base import Scored
 from zhiwen.store.filters import Filter
 
@@ -116,6 +124,48 @@ class PostgresStore:
         with self.pool.connection(autocommit=True) as conn:
             row = conn.execute(sql.SQL("SELECT n FROM {}").format(self._t("stats"))).fetchone()
         return int(row[0]) if row else 0
+
+    def vector_count(self) -> int:
+        """Chunks with a vector: one row read (``stats.nv``, kept by every write)."""
+        if self.dim is None:
+            return 0
+        with self.pool.connection(autocommit=True) as conn:
+            row = conn.execute(sql.SQL("SELECT nv FROM {}").format(self._t("stats"))).fetchone()
+        return int(row[0]) if row else 0
+
+    def missing_vector_ids(self, limit: int | None = None) -> list[str]:
+        """Chunks without a vector, in insertion (rid) order."""
+        if self.dim is None:
+            return []
+        query = sql.SQL(
+            "SELECT c.id FROM {chunks} c WHERE NOT EXISTS (SELECT 1 FROM {vectors} v WHERE v.id = c.id)"
+            " ORDER BY c.rid LIMIT %s"
+        ).format(chunks=self._t("chunks"), vectors=self._t("vectors"))
+        with self.pool.connection(autocommit=True) as conn:
+            rows = conn.execute(query, (None if limit is None else max(0, int(limit)),)).fetchall()
+        return [r[0] for r in rows]
+
+    def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors, L2-normalised float32; ids without a vector are absent."""
+        if self.dim is None or not ids:
+            return {}
+        with self.pool.connection(autocommit=True) as conn:
+            rows = conn.execute(
+                sql.SQL("SELECT id, embedding FROM {} WHERE id = ANY(%s)").format(self._t("vectors")),
+                (list(ids),),
+            ).fetchall()
+        if not rows:
+            return {}
+        matrix = normalize_rows(np.stack([_as_array(r[1]) for r in rows]))
+        return {r[0]: matrix[i] for i, r in enumerate(rows)}
+
+    def metadata_fields(self) -> set[str]:
+        """Metadata keys with a non-null value, as recorded by writes in ``zw_meta`` (one row read).
+
+        Keys only deleted chunks had stay listed: filtering on them is allowed and matches nothing.
+        """
+        with self.pool.connection(autocommit=True) as conn:
+            return self.layout.metadata_fields(conn)
 
     def doc_ids(self) -> set[str]:
         with self.pool.connection(autocommit=True) as conn:
@@ -215,18 +265,40 @@ class PostgresStore:
                 write_parents(conn, self.layout, parents)
         self.layout.range_fields |= new_fields  # committed
 
+    def set_vectors(self, ids: Sequence[str], vectors: np.ndarray) -> int:
+        """Fill vectors of existing chunks (one transaction); the HNSW index takes them row by row."""
+        ids, vecs = check_vector_rows(ids, vectors, self.dim)
+        if not ids:
+            return 0
+        with self.pool.connection("write") as conn:
+            return fill_vectors(conn, self.layout, ids, vecs)
+
+    def build_index(self, *, background: bool = True) -> None:
+        """Nothing to do: pgvector maintains its HNSW index with every write."""
+
     def delete(self, *, chunk_ids: Sequence[str] = (), doc_ids: Sequence[str] = ()) -> int:
         if not chunk_ids and not doc_ids:
             return 0
         with self.pool.connection("write") as conn:
             return delete_chunks(conn, self.layout, chunk_ids, doc_ids)
 
+    def writer_lock(
+        self, *, wait: bool = True, timeout: float | None = None, on_wait: OnWait | None = None
+    ) -> AbstractContextManager[None]:
+        """One writer across processes and machines: a session advisory lock on its own connection.
+
+        Keyed by (schema, KB name) (:mod:`zhiwen.store._pg_lock`); the store may be closed while
+        the lock is held — the lock does not use the pool.
+        """
+        lock = AdvisoryWriterLock(self.url, self.settings, schema=self.schema, kb=self.kb)
+        return lock.hold(wait=wait, timeout=timeout, on_wait=on_wait)
+
     # -- contract: admin ------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
         with self.pool.connection(autocommit=True) as conn:
             row = conn.execute(
                 sql.SQL(
-                    "SELECT s.n, s.total_len, (SELECT count(*) FROM {parents}), "
+                    "SELECT s.n, s.total_len, s.nv, (SELECT count(*) FROM {parents}), "
                     "(SELECT count(DISTINCT doc_id) FROM {chunks}), "
                     "(SELECT count(DISTINCT term) FROM {postings}), "
                     "(SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
@@ -241,7 +313,7 @@ class PostgresStore:
                 (self.schema,),
             ).fetchone()
         assert row is not None
-        n, total_len, n_parents, n_docs, n_terms, size = row
+        n, total_len, nv, n_parents, n_docs, n_terms, size = row
         return {
             "backend": self.backend,
             "kb": self.kb,
@@ -253,6 +325,8 @@ class PostgresStore:
             "terms": int(n_terms),
             "avg_tokens": float(total_len) / n if n else 0.0,
             "dim": self.dim,
+            "vectors": int(nv) if self.dim is not None else 0,
+            "vector_index": "ready" if self.dim is not None else "not_needed",  # pgvector keeps it
             "bytes": int(size),
             "pgvector": self.pgvector_version,
         }
@@ -270,6 +344,12 @@ class PostgresStore:
 
     def __repr__(self) -> str:
         return f"PostgresStore({_redact(self.url)!r}, kb={self.kb!r}, dim={self.dim})"
+
+
+def _as_array(value: Any) -> np.ndarray:
+    """A pgvector ``Vector`` (or a plain sequence) as float32."""
+    to_numpy = getattr(value, "to_numpy", None)
+    return np.asarray(to_numpy() if to_numpy is not None else value, dtype=np.float32)
 
 
 def _redact(url: str) -> str:

@@ -17,6 +17,9 @@ the weights is the collection's at write time, and all weights are rewritten whe
 has moved more than 10 % away from it. Parent documents and one meta point (dim, N, total
 length, that avgdl) live in a second collection.
 
+Chunks may come without a dense vector (lexical-first indexing) and get it later:
+:mod:`zhiwen.store._qdrant_vectors` (``set_vectors``, ``missing_vector_ids``, ``vector_count``).
+
 Qdrant has no multi-point transactions: a batch is validated completely before anything is
 written, then written replace-first (stale chunks of its documents, then the batch), and every
 write is idempotent, so re-running an interrupted index run repairs it.
@@ -33,6 +36,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +44,6 @@ import numpy as np
 
 from zhiwen.documents import Chunk, Document
 from zhiwen.errors import InvalidParameter, StoreUnavailable
-from zhiwen.store._embedded_db import check_batch
 from zhiwen.store._qdrant_codec import (
     DENSE,
     META_ID,
@@ -64,6 +67,9 @@ from zhiwen.store._qdrant_codec import (
     query_sparse,
     term_counts,
 )
+from zhiwen.store._qdrant_vectors import QdrantVectors, kept_dense
+from zhiwen.store._validate import check_batch
+from zhiwen.store._writer_lock import WRITER_LOCK_FILE, FileWriterLock, NoWriterLock, OnWait, WriterLock
 from zhiwen.store.base import Scored
 from zhiwen.store.filters import Filter
 
@@ -99,7 +105,7 @@ def open_engine(url: str, kb: str) -> Engine:
         ) from exc
 
 
-class QdrantStore:
+class QdrantStore(QdrantVectors):
     """One knowledge base in Qdrant (see the module docstring)."""
 
     backend = "qdrant"
@@ -121,6 +127,8 @@ class QdrantStore:
                     message=f"知识库 {kb} 的向量维度为 {stored}，与当前嵌入模型的维度 {dim} 不一致",
                 )
             self._dim: int | None = stored if self._meta else dim
+            self._writes = 0  # this store's writes: they invalidate the cached vector count
+            self._vector_count: tuple[int, float, int] = (-1, 0.0, 0)  # (writes, time, count)
             engine.open_chunks(self._dim)
             if not self._meta:
                 self._meta = {"kind": "meta", "kb": kb, "dim": dim, "n": 0, "total_len": 0, "avgdl": 0.0}
@@ -213,7 +221,17 @@ class QdrantStore:
             return
         # replace first: the batch's ids and the other chunks of its documents
         new_ids = {point_id(c.id) for c in chunks}
-        old = self.engine.retrieve("chunks", sorted(new_ids))
+        # lexical-first batches keep the vectors of unchanged chunks: read them with the points
+        keep_dense = vecs is None and self._dim is not None
+        old = self.engine.retrieve("chunks", sorted(new_ids), with_dense=keep_dense)
+        old_by_id = {r.payload.get("id"): r for r in old}
+        next_seq = int(self._meta.get("next_seq", 0))
+        for c, payload in zip(chunks, payloads, strict=True):
+            prev = old_by_id.get(c.id)
+            if prev is not None and "seq" in prev.payload:
+                payload["seq"] = prev.payload["seq"]  # insertion order survives updates
+            else:
+                payload["seq"], next_seq = next_seq, next_seq + 1
         doc_filter = Clause(must=[AnyOf("doc_id", tuple(sorted({c.doc_id for c in chunks})))])
         stale = (
             [r for r in self.engine.scroll("chunks", doc_filter, ["dl"]) if r.id not in new_ids]
@@ -236,17 +254,21 @@ class QdrantStore:
             PointData(
                 point_id(c.id),
                 payload,
-                dense=vecs[i].tolist() if vecs is not None else None,
+                dense=vecs[i].tolist() if vecs is not None else kept_dense(old_by_id.get(c.id), payload),
                 sparse=bm25_values(term_counts(tokens[i]), len(tokens[i]), ref),
             )
             for i, (c, payload) in enumerate(zip(chunks, payloads, strict=True))
         ]
+        self._writes += 1
         for start in range(0, len(points), _WRITE_BATCH):
             self.engine.upsert("chunks", points[start : start + _WRITE_BATCH])
         self.engine.upsert("parents", parent_points)
         if renormalise and self._meta["avgdl"]:
             self._renormalise(float(self._meta["avgdl"]), ref, skip=new_ids)
-        self._meta.update(n=n, total_len=total, avgdl=ref)
+        keys = {k for c in chunks for k, v in c.metadata.items() if v is not None}
+        self._meta.update(
+            n=n, total_len=total, avgdl=ref, next_seq=next_seq, keys=sorted(set(self._known_keys()) | keys)
+        )
         self._save_meta()
         if gone or len(points) >= _OPTIMIZE_MIN_ROWS:
             self.engine.optimize()
@@ -296,6 +318,7 @@ class QdrantStore:
             gone.update((r.id, r) for r in self.engine.scroll("chunks", docs, ["dl"]))
         self.engine.delete("chunks", sorted(gone))
         self.engine.delete("parents", _pids(doc_ids, prefix="parent:"))
+        self._writes += 1
         if gone:
             n = int(self._meta["n"]) - len(gone)
             total = int(self._meta["total_len"]) - sum(int(r.payload.get("dl", 0)) for r in gone.values())
@@ -304,6 +327,21 @@ class QdrantStore:
             self.engine.optimize()
         self.engine.flush()
         return len(gone)
+
+    def writer_lock(
+        self, *, wait: bool = True, timeout: float | None = None, on_wait: OnWait | None = None
+    ) -> AbstractContextManager[None]:
+        """One writer: a file lock in the Edge directory; a no-op for a Qdrant server.
+
+        A remote server has no directory on this machine and no lock of its own to lend; the KB
+        layer's file lock (in the KB home) covers the writers of one machine, not writers on
+        several machines that share one server.
+        """
+        local = self.engine.local_dir
+        lock: WriterLock[Any] = (
+            NoWriterLock(self.kb) if local is None else FileWriterLock(local / WRITER_LOCK_FILE, kb=self.kb)
+        )
+        return lock.hold(wait=wait, timeout=timeout, on_wait=on_wait)
 
     # -- contract: admin ------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
@@ -318,6 +356,8 @@ class QdrantStore:
             "avg_tokens": float(self._meta["total_len"]) / n if n else 0.0,
             "bm25_avgdl": float(self._meta["avgdl"]),
             "dim": self._dim,
+            "vectors": self.vector_count(),
+            "vector_index": "ready" if self._dim is not None else "not_needed",  # Qdrant's optimizer
         }
 
     def close(self) -> None:
