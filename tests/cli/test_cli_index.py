@@ -76,6 +76,19 @@ def test_index_beir_csv_json_formats(zw: Invoke, tmp_path: Path) -> None:
     assert index_json(zw, "--kb", "j", "--format", "jsonl", "-o", "id_field=id", str(js))["chunks"] == 2
 
 
+def test_dense_skip_then_rerun_resumes_and_info_shows_coverage(zw: Invoke, md_dir: Path) -> None:
+    summary = index_json(zw, "--kb", "r", "--dense", "skip", str(md_dir))
+    assert summary["vectors_missing"] == summary["chunks"] and summary["dense_coverage"] == 0.0
+    assert json.loads(zw("search", "--kb", "r", "--mode", "bm25", "--json", "豆腐").stdout)["hits"]
+    info = zw("kb", "info", "r")
+    assert "dense_coverage" in info.stdout and "0.0%" in info.stdout and "补全" in info.stdout
+    again = zw("index", "--kb", "r", str(md_dir))  # the same command: only the vectors are missing
+    assert again.exit_code == 0 and "内容与已有索引一致" in again.stdout
+    info = json.loads(zw("kb", "info", "r", "--json").stdout)
+    assert info["dense_coverage"] == 1.0 and info["vectors"] == info["chunks"] and info["revision"] == 1
+    assert zw("index", "--kb", "r", "--dense", "later", str(md_dir)).exit_code == 2
+
+
 def test_prune_and_no_prune(zw: Invoke, md_dir: Path) -> None:
     index_json(zw, "--kb", "r", str(md_dir))
     (md_dir / "soup" / "西红柿鸡蛋汤.md").unlink()

