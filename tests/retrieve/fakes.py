@@ -156,3 +156,50 @@ class SplitTokenizer:
 
     def tokenize_query(self, text: str) -> list[str]:
         return self.tokenize(text)
+
+
+class FeedbackFakeStore(FakeStore):
+    """A FakeStore whose BM25 takes term weights and k1/b, with stored vectors and a vector count.
+
+    "BM25" = Σ_t w_t · tf(t, d) (k1/b recorded, not used), so tests can predict what the RM3
+    query's weights do. ``with_vectors`` limits which chunks count as embedded (lexical-first).
+    """
+
+    def __init__(self, dim: int | None = 4) -> None:
+        super().__init__(dim)
+        self.with_vectors: set[str] | None = None
+
+    def search_text(
+        self,
+        tokens: Sequence[str],
+        k: int,
+        filters: Filter | None = None,
+        *,
+        k1: float | None = None,
+        b: float | None = None,
+        weights: Sequence[float] | None = None,
+    ) -> Scored:
+        self.calls.append(
+            ("search_text", (list(tokens), k, filters, k1, b, None if weights is None else list(weights)))
+        )
+        if self.fail_text is not None:
+            raise self.fail_text
+        w: dict[str, float] = {}
+        for i, t in enumerate(tokens):
+            w[t] = w.get(t, 0.0) + (1.0 if weights is None else float(weights[i]))
+        scored = [
+            (cid, float(sum(w.get(t, 0.0) for t in self.tokens[cid]))) for cid in self._allowed(filters)
+        ]
+        scored = [(cid, s) for cid, s in scored if s > 0]
+        scored.sort(key=lambda x: (-x[1], x[0]))
+        return scored[:k]
+
+    def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        self.calls.append(("get_vectors", list(ids)))
+        return {i: self.vectors[i] for i in ids if i in self.vectors and self._embedded(i)}
+
+    def _embedded(self, cid: str) -> bool:
+        return self.with_vectors is None or cid in self.with_vectors
+
+    def vector_count(self) -> int:
+        return sum(1 for cid in self.vectors if self._embedded(cid))

@@ -68,3 +68,25 @@ def test_tokenize_many_and_query() -> None:
     tok = Tokenizer()
     assert tok.tokenize_many(["宫保鸡丁", "回锅肉"]) == [tok.tokenize("宫保鸡丁"), tok.tokenize("回锅肉")]
     assert tok.tokenize_query("宫保鸡丁怎么做") == tok.tokenize("宫保鸡丁怎么做")
+
+
+# -- mixed mode: words + character bigrams ------------------------------------------------------
+def test_han_bigrams_cover_every_run_of_chinese() -> None:
+    from zhiwen.text.tokenizer import han_bigrams
+
+    assert han_bigrams("浦东机场") == ["浦东", "东机", "机场"]
+    assert han_bigrams("去 PostgreSQL 的北京，和上海") == ["的北", "北京", "和上", "上海"]
+    assert han_bigrams("单 字") == [] and han_bigrams("") == []
+
+
+def test_mixed_mode_adds_bigrams_to_the_words() -> None:
+    words = Tokenizer().tokenize("上海浦东机场怎么去")
+    mixed = Tokenizer(mode="mixed").tokenize("上海浦东机场怎么去")
+    assert mixed[: len(words)] == words
+    assert {"海浦", "东机", "机场", "么去"} <= set(mixed[len(words) :])
+    assert Tokenizer(mode="mixed").tokenize_query("浦东机场") == Tokenizer(mode="mixed").tokenize("浦东机场")
+
+
+def test_unknown_mode_is_rejected() -> None:
+    with pytest.raises(ValueError, match="mixed"):
+        Tokenizer(mode="bigram")

@@ -10,6 +10,7 @@ Example::
 
     zhiwen eval ../shared/data/cmrc2018_retrieval --mode all --queries 1000
     zhiwen eval ../shared/data/rgb_zh_retrieval --mode hybrid --fusion rrf --json
+    zhiwen eval ../shared/data/rgb_zh_retrieval --kb rgb --mode hybrid --half b   # after zhiwen tune
     zhiwen eval-answers ../shared/data/cmrc2018_retrieval --queries 1000
     zhiwen eval-answers ../shared/data/rgb_zh_retrieval --half b --json
 """
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 
 _MODES = ("bm25", "dense", "hybrid", "all")
 _FUSIONS = ("rrf", "weighted")
+_HALVES = ("a", "b", "all")
+_TOKENIZERS = ("search", "exact", "mixed")
 
 
 def eval_command(
@@ -48,9 +51,18 @@ def eval_command(
     seed: int = typer.Option(0, "--seed", help="抽样随机种子"),
     k: int = typer.Option(10, "--k", min=1, max=100, help="评测截断位置"),
     rebuild: bool = typer.Option(False, "--rebuild", help="强制重建索引（向量仍可取自缓存）"),
+    half: str = typer.Option(
+        "all", "--half", help="按查询编号 sha1 对半分：a | b | all（报告 zhiwen tune 留出的那一半）"
+    ),
+    tuning: bool = typer.Option(
+        True, "--tuning/--no-tuning", help="使用知识库的调优参数 tuning.json（--no-tuning：全局默认）"
+    ),
+    tokenizer: str | None = typer.Option(
+        None, "--tokenizer", help="新建知识库时的分词方式：search | exact | mixed（词 + 汉字二元组）"
+    ),
     as_json: bool = typer.Option(False, "--json", help="输出 JSON"),
 ) -> None:
-    """评测检索效果：nDCG@10、Recall@10、MRR@10、查询延迟 p50/p95 与建索引耗时。"""
+    """评测检索效果：nDCG@10、Recall@10、MRR@10、查询延迟 p50/p95、建索引耗时，以及每次运行所用的参数。"""
     from zhiwen.config import get_settings
     from zhiwen.eval.beir import evaluate
     from zhiwen.eval.report import rich_table
@@ -62,6 +74,13 @@ def eval_command(
     if fusion is not None and fusion not in _FUSIONS:
         raise InvalidParameter(
             f"unknown fusion {fusion!r}", message=f"未知的融合方式「{fusion}」，可选：{'、'.join(_FUSIONS)}"
+        )
+    if half not in _HALVES:
+        raise InvalidParameter(f"unknown half {half!r}", message=f"未知的半区「{half}」，可选：a、b、all")
+    if tokenizer is not None and tokenizer not in _TOKENIZERS:
+        raise InvalidParameter(
+            f"unknown tokenizer {tokenizer!r}",
+            message=f"未知的分词方式「{tokenizer}」，可选：{'、'.join(_TOKENIZERS)}",
         )
     settings = get_settings()
 
@@ -82,6 +101,9 @@ def eval_command(
         rebuild=rebuild,
         progress=not as_json,
         on_stage=stage,
+        half=half,
+        use_tuning=tuning,
+        tokenizer_mode=tokenizer,
     )
     if as_json:
         print_json(report.to_dict())

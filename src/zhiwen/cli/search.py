@@ -27,6 +27,7 @@ from zhiwen.appkit.console import (
     run_cli,
     snippet,
 )
+from zhiwen.resilience.text import require_clean_text
 
 
 def search_command(
@@ -47,6 +48,10 @@ def search_command(
     from zhiwen.config import get_settings
     from zhiwen.kb import open_kb
 
+    # bytes that are not UTF-8 arrive as lone surrogates: refuse them (3002) before any work
+    query = require_clean_text(query, "query")
+    for value in filters:
+        require_clean_text(value, "--filter")
     flt = parse_filter_args(filters)
     base = open_kb(kb)
     mode = mode or get_settings().retrieval.default_mode

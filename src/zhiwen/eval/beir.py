@@ -14,7 +14,13 @@ judged once, at its best rank.
 
 Sampling: every query with a relevant passage when ``n_queries`` is None or not smaller;
 otherwise ``random.Random(seed).sample`` of the sorted query ids (RGB-zh: all 300; CMRC2018:
-1,000 with seed 0, as in ``../shared/BASELINES.md``).
+1,000 with seed 0, as in ``../shared/BASELINES.md``). ``half="a"``/``"b"`` then keeps the
+queries whose ``int(sha1(query id), 16) % 2`` is 0/1 — ``zhiwen tune`` tunes on one half, and
+the other half's score is the honest one.
+
+Parameters: a run uses the KB's tuned parameters (``tuning.json``, :mod:`zhiwen.retrieve.tuning`)
+unless ``use_tuning=False`` or its :class:`RunSpec` sets them; every result records the
+parameters it ran with (``RunResult.params``), so the report shows what produced each number.
 
 Example::
 
@@ -43,11 +49,28 @@ from zhiwen.config import Settings, get_settings
 from zhiwen.errors import IngestError, InvalidParameter
 from zhiwen.eval.metrics import score_run
 from zhiwen.kb import KnowledgeBase, open_kb
+from zhiwen.retrieve.feedback import FeedbackParams
+from zhiwen.retrieve.tuning import KBTuning, load_tuning
 
 log = logging.getLogger(__name__)
 
 MODES = ("bm25", "dense", "hybrid")
+HALVES = ("a", "b", "all")
 _WARMUP = 3  # untimed queries per run: first calls load models and touch cold pages
+_BM25_DEFAULTS = (1.5, 0.75)  # the stores' k1, b when nothing sets them
+
+
+def in_half(qid: str, half: str) -> bool:
+    """Whether query ``qid`` is in half ``a`` (sha1 % 2 == 0), ``b`` (== 1) or ``all``."""
+    if half == "all":
+        return True
+    if half not in HALVES:
+        raise InvalidParameter(f"unknown half {half!r}", message=f"未知的半区「{half}」，可选：a、b、all")
+    return int(hashlib.sha1(qid.encode("utf-8")).hexdigest(), 16) % 2 == (0 if half == "a" else 1)
+
+
+def other_half(half: str) -> str:
+    return {"a": "b", "b": "a"}[half]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +83,8 @@ class RunSpec:
     rrf_k: int | None = None
     weights: tuple[float, float] | None = None  # (bm25, dense)
     candidates: int | None = None
+    feedback: FeedbackParams | None = None  # None: the KB's tuning, else the settings'
+    bm25: tuple[float, float] | None = None  # (k1, b); None: the KB's tuning, else the settings'
 
     @property
     def needs_vector(self) -> bool:
@@ -104,6 +129,8 @@ class RunResult:
     n_queries: int
     # per-query ranked passage ids, for tests and ad-hoc analysis; left out of to_dict()
     rankings: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    #: the parameters this run searched with (fusion weights, BM25 k1/b, feedback, their source)
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -129,6 +156,9 @@ class EvalReport:
     build: BuildInfo | None
     query_embedding: Latency | None
     results: list[RunResult] = field(default_factory=list)
+    half: str = "all"
+    #: the KB's tuning.json provenance when a run used it (dataset, dev half, held-out score)
+    tuning: dict[str, Any] | None = None
 
     def result(self, label: str) -> RunResult:
         for r in self.results:
@@ -147,6 +177,8 @@ class EvalReport:
             "seed": self.seed,
             "n_queries": self.n_queries,
             "n_queries_available": self.n_queries_available,
+            "half": self.half,
+            "tuning": self.tuning,
             "build": asdict(self.build) if self.build else None,
             "query_embedding": asdict(self.query_embedding) if self.query_embedding else None,
             "results": [
@@ -158,6 +190,7 @@ class EvalReport:
                     "latency": asdict(r.latency),
                     "search_latency": asdict(r.search_latency),
                     "n_queries": r.n_queries,
+                    "params": r.params,
                 }
                 for r in self.results
             ],
@@ -327,28 +360,33 @@ def run_spec(
     fetch: int | None = None,
     query_vectors: Mapping[str, np.ndarray] | None = None,
     embed_seconds: np.ndarray | None = None,
+    tuning: KBTuning | None = None,
 ) -> RunResult:
     """Run ``spec`` over ``qids`` one query at a time and score it.
 
     ``fetch`` is how many chunks to ask for (more than ``k`` when passages were split into several
-    chunks, so ``k`` distinct passages remain after mapping).
+    chunks, so ``k`` distinct passages remain after mapping). ``tuning`` (the KB's, or None) fills
+    the parameters ``spec`` leaves open.
     """
     fetch = fetch or k
     vectors = query_vectors or {}
     if spec.needs_vector and any(q not in vectors for q in qids):
         raise InvalidParameter(f"run {spec.label!r} needs query vectors", message="缺少查询向量")
+    resolved = resolve_params(kb, spec, tuning)
 
     def search(qid: str) -> list[Any]:
-        return kb.search(
+        return kb.search_detailed(
             queries[qid],
             mode=spec.mode,
             top_k=fetch,
             fusion=spec.fusion,
             rrf_k=spec.rrf_k,
-            weights=spec.weights,
+            weights=resolved.weights,
             candidates=spec.candidates,
             query_vector=vectors.get(qid) if spec.needs_vector else None,
-        )
+            feedback=resolved.feedback,
+            bm25_params=resolved.bm25,
+        ).hits
 
     for qid in qids[:_WARMUP]:
         search(qid)
@@ -370,7 +408,65 @@ def run_spec(
         search_latency=Latency.of(seconds),
         n_queries=len(qids),
         rankings=run,
+        params=resolved.report,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedParams:
+    """What one run passes to the search, and the same in words for the report."""
+
+    weights: tuple[float, float] | None
+    bm25: tuple[float, float] | None
+    feedback: FeedbackParams
+    report: dict[str, Any]
+
+
+def resolve_params(kb: KnowledgeBase, spec: RunSpec, tuning: KBTuning | None) -> ResolvedParams:
+    """The run's parameters: the spec's, else the KB's tuning, else the KB's settings."""
+    settings = kb.retriever.settings
+    sources: dict[str, str] = {}
+    weights = spec.weights
+    fusion = spec.fusion or settings.fusion
+    if weights is not None:
+        sources["fusion"] = "run"
+    elif tuning is not None and tuning.dense_alpha is not None and fusion != "rrf":
+        weights = (1.0 - tuning.dense_alpha, tuning.dense_alpha)
+        sources["fusion"] = "tuning.json"
+    bm25 = spec.bm25
+    if bm25 is not None:
+        sources["bm25"] = "run"
+    elif tuning is not None and (tuning.bm25_k1 is not None or tuning.bm25_b is not None):
+        bm25 = (
+            tuning.bm25_k1 if tuning.bm25_k1 is not None else settings.bm25_k1 or _BM25_DEFAULTS[0],
+            tuning.bm25_b if tuning.bm25_b is not None else settings.bm25_b or _BM25_DEFAULTS[1],
+        )
+        sources["bm25"] = "tuning.json"
+    feedback = spec.feedback
+    if feedback is not None:
+        sources["feedback"] = "run"
+    elif tuning is not None and tuning.feedback:
+        feedback = FeedbackParams.from_mapping(tuning.feedback, base=kb.retriever.feedback)
+        sources["feedback"] = "tuning.json"
+    else:
+        feedback = kb.retriever.feedback
+    if weights is not None:
+        w = weights
+    elif fusion == "rrf":
+        w = (settings.bm25_weight, settings.dense_weight)
+    else:
+        w = (1.0 - settings.dense_alpha, settings.dense_alpha)
+    k1 = bm25[0] if bm25 else (settings.bm25_k1 if settings.bm25_k1 is not None else _BM25_DEFAULTS[0])
+    b = bm25[1] if bm25 else (settings.bm25_b if settings.bm25_b is not None else _BM25_DEFAULTS[1])
+    report: dict[str, Any] = {"bm25": {"k1": k1, "b": b}}
+    if spec.mode == "hybrid":
+        report["fusion"] = fusion
+        report["weights"] = [round(float(x), 4) for x in w]
+        if fusion != "rrf":
+            report["dense_alpha"] = round(float(w[1]) / float(sum(w)), 4) if sum(w) > 0 else None
+    report["feedback"] = feedback.to_dict()
+    report["sources"] = sources
+    return ResolvedParams(weights=weights, bm25=bm25, feedback=feedback, report=report)
 
 
 def resolve_specs(mode: str | RunSpec | Sequence[str | RunSpec], fusion: str | None = None) -> list[RunSpec]:
@@ -401,12 +497,17 @@ def evaluate(
     rebuild: bool = False,
     progress: bool = False,
     on_stage: Callable[[str], None] | None = None,
+    half: str = "all",
+    use_tuning: bool = True,
+    tokenizer_mode: str | None = None,
 ) -> EvalReport:
     """Evaluate ``kb`` on the BEIR dataset at ``dataset_dir``.
 
     ``kb`` is an open :class:`KnowledgeBase` (used as is, nothing is indexed), or a KB name /
     None (default :func:`default_kb_name`), which is created if needed and (re)indexed from the
     dataset. ``mode`` is ``bm25``/``dense``/``hybrid``/``all`` or a list of modes/:class:`RunSpec`.
+    ``half`` keeps one hash half of the sampled queries; ``use_tuning=False`` ignores the KB's
+    ``tuning.json`` (the global defaults); ``tokenizer_mode`` is used when the KB is created.
     """
     settings = settings or get_settings()
     stage = on_stage or (lambda _msg: None)
@@ -415,7 +516,7 @@ def evaluate(
     root = Path(dataset_dir)
     dataset = BeirDataset.load(root)
     specs = resolve_specs(mode, fusion)
-    qids = dataset.sample(n_queries, seed)
+    qids = [q for q in dataset.sample(n_queries, seed) if in_half(q, half)]
 
     build: BuildInfo | None = None
     own_kb = not isinstance(kb, KnowledgeBase)
@@ -425,7 +526,10 @@ def evaluate(
         provider = embedder or settings.embedding.provider
         name = kb or default_kb_name(root, provider)
         stage(f"打开知识库 {name}")
-        base = open_kb(name, settings=settings, create=True, embedder=provider)
+        extra: dict[str, Any] = {"tokenizer_mode": tokenizer_mode} if tokenizer_mode else {}
+        if embedder or not (settings.kb_root / name / "kb.json").is_file():
+            extra["embedder"] = provider  # an existing KB keeps its own unless one is asked for
+        base = open_kb(name, settings=settings, create=True, **extra)
     try:
         if own_kb:
             stage("建立索引（未变化的段落直接取向量缓存）")
@@ -438,6 +542,9 @@ def evaluate(
         # split passages: ask for more chunks so k distinct passages survive the mapping
         fetch = k if n_chunks <= n_docs else min(settings.retrieval.max_top_k, 3 * k)
 
+        tuning = load_tuning(base.path) if use_tuning else None
+        if tuning is not None:
+            stage(f"使用知识库的调优参数（{base.path / 'tuning.json'}）")
         vectors: dict[str, np.ndarray] = {}
         embed_seconds: np.ndarray | None = None
         if any(s.needs_vector for s in specs):
@@ -457,6 +564,7 @@ def evaluate(
                     fetch=fetch,
                     query_vectors=vectors,
                     embed_seconds=embed_seconds,
+                    tuning=tuning,
                 )
             )
         return EvalReport(
@@ -472,6 +580,8 @@ def evaluate(
             build=build,
             query_embedding=Latency.of(embed_seconds) if embed_seconds is not None else None,
             results=results,
+            half=half,
+            tuning=tuning.provenance() | {"values": tuning.values()} if tuning is not None else None,
         )
     finally:
         if own_kb:

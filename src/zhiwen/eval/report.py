@@ -8,6 +8,8 @@ Example::
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.table import Table
 
 from zhiwen.eval.beir import EvalReport
@@ -29,6 +31,7 @@ def rich_table(report: EvalReport) -> Table:
     table.add_column("p50 ms", justify="right")
     table.add_column("p95 ms", justify="right")
     table.add_column("检索 p50 ms", justify="right")
+    table.add_column("参数")
     best = (
         {m: max(r.metrics[m] for r in report.results) for m in report.results[0].metrics}
         if report.results
@@ -45,12 +48,50 @@ def rich_table(report: EvalReport) -> Table:
             _ms(r.latency.p50_ms),
             _ms(r.latency.p95_ms),
             _ms(r.search_latency.p50_ms),
+            params_summary(r.params),
         )
     return table
 
 
+def params_summary(params: dict[str, Any]) -> str:
+    """One line: fusion α, BM25 k1/b, feedback; ``*`` marks values from the KB's tuning.json."""
+    if not params:
+        return ""
+    src = params.get("sources", {})
+
+    def mark(part: str) -> str:
+        return "*" if src.get(part) == "tuning.json" else ""
+
+    parts = []
+    if params.get("fusion") == "rrf":
+        parts.append(f"RRF {params['weights'][0]:g}/{params['weights'][1]:g}{mark('fusion')}")
+    elif params.get("dense_alpha") is not None:
+        parts.append(f"α {params['dense_alpha']:.2f}{mark('fusion')}")
+    bm25 = params.get("bm25") or {}
+    if bm25:
+        parts.append(f"k1 {bm25['k1']:g} b {bm25['b']:g}{mark('bm25')}")
+    fb = params.get("feedback") or {}
+    if fb.get("enabled"):
+        parts.append(
+            f"反馈 {fb['docs']} 篇 {fb['terms']} 词 λ {fb['query_weight']:g} β {fb['vector_weight']:g}"
+            + mark("feedback")
+        )
+    elif fb:
+        parts.append("反馈 关")
+    return " · ".join(parts)
+
+
 def caption(report: EvalReport) -> str:
     parts = [f"向量模型 {report.embedder}", f"存储 {report.store}"]
+    if report.half != "all":
+        parts.append(f"只评测 {report.half} 半区的查询（按查询编号 sha1 对半分）")
+    if report.tuning:
+        t = report.tuning
+        where = f"调优于 {t.get('dataset', '?')} 的 {t.get('dev_half', '?')} 半区"
+        held = t.get("heldout_score")
+        if held is not None:
+            where += f"，留出的 {t.get('heldout_half', '?')} 半区 {t.get('metric', 'ndcg@10')} {held:.4f}"
+        parts.append(f"* = 知识库调优参数（tuning.json，{where}）")
     if report.query_embedding:
         q = report.query_embedding
         parts.append(f"查询向量化 p50 {_ms(q.p50_ms)} ms / p95 {_ms(q.p95_ms)} ms")
@@ -68,13 +109,13 @@ def caption(report: EvalReport) -> str:
 def markdown_table(report: EvalReport) -> str:
     k = report.k
     lines = [
-        f"| mode | nDCG@{k} | Recall@{k} | MRR@{k} | p50 ms | p95 ms | search p50 ms |",
-        "|---|---|---|---|---|---|---|",
+        f"| mode | nDCG@{k} | Recall@{k} | MRR@{k} | p50 ms | p95 ms | search p50 ms | parameters |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in report.results:
         m = list(r.metrics.values())
         lines.append(
             f"| {r.label} | {m[0]:.4f} | {m[1]:.4f} | {m[2]:.4f} | {_ms(r.latency.p50_ms)} | "
-            f"{_ms(r.latency.p95_ms)} | {_ms(r.search_latency.p50_ms)} |"
+            f"{_ms(r.latency.p95_ms)} | {_ms(r.search_latency.p50_ms)} | {params_summary(r.params)} |"
         )
     return "\n".join(lines)

@@ -13,7 +13,9 @@ seed's grey release):
 * MMR (flag ``adaptive.mmr_enabled``): :func:`zhiwen.retrieve.mmr.mmr_select`.
 
 :func:`effective_params` gathers them into the parameters one search runs with; the pipeline
-that applies them is :class:`zhiwen.retrieve.pipeline.RetrievalPipeline`.
+that applies them is :class:`zhiwen.retrieve.pipeline.RetrievalPipeline`. They include the BM25
+parameters (``bm25``) and pseudo-relevance feedback (``feedback``); a KB's ``tuning.json`` is
+merged over them by :func:`zhiwen.retrieve.tuning.merge_tuning` (see there for the precedence).
 
 Example::
 
@@ -121,6 +123,8 @@ def effective_params(cfg: Any, intent: QueryIntent, top_k: int, mode: str | None
     if ad.mmr_enabled or per_doc > 0:
         fetch_k = max(fetch_k, min(top_k * 4, r.candidates))
     return {
+        "bm25": _bm25_params(r),
+        "feedback": _feedback_params(r),
         "mode": mode or r.default_mode,
         "top_k": top_k,
         "fetch_k": fetch_k,
@@ -146,3 +150,21 @@ def effective_params(cfg: Any, intent: QueryIntent, top_k: int, mode: str | None
             "fallback": min(rr.fallback, top_k),
         },
     }
+
+
+def _static_retrieval() -> Any:
+    from zhiwen.config import get_settings
+
+    return get_settings().retrieval
+
+
+def _bm25_params(r: Any) -> dict[str, float | None]:
+    """``{"k1", "b"}`` from the settings (runtime settings lack them: the static ones then)."""
+    src = r if hasattr(r, "bm25_k1") else _static_retrieval()
+    return {"k1": src.bm25_k1, "b": src.bm25_b}
+
+
+def _feedback_params(r: Any) -> dict[str, Any]:
+    """The global pseudo-relevance feedback settings as a plain dict."""
+    src = r if hasattr(r, "feedback") else _static_retrieval()
+    return dict(src.feedback.model_dump())

@@ -16,15 +16,23 @@ Example::
 
 ``run_detailed`` returns the same hits plus per-stage timings (query embedding is timed
 separately, so benchmarks can report search latency without it).
+
+Pseudo-relevance feedback (:mod:`zhiwen.retrieve.feedback`, on by default) adds a second pass:
+the first pass's best passages give the BM25 branch an RM3 query and the dense branch a Rocchio
+query vector, and the second pass's lists are fused instead. ``bm25_params=(k1, b)`` sets BM25's
+parameters for stores that take them (embedded, PostgreSQL); a KB's tuned values come from
+:mod:`zhiwen.retrieve.tuning` through the pipeline. ``RetrievalResult.dense_coverage`` is the
+share of chunks with a vector while lexical-first indexing is still filling them in.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -43,7 +51,11 @@ from zhiwen.metrics import (
     SEARCH_LATENCY,
     SEARCHES,
 )
+from zhiwen.retrieve.feedback import FeedbackParams, doc_weights, rm3_query, rocchio
 from zhiwen.retrieve.fusion import FUSION_METHODS, Scored, alpha_weights, fuse
+from zhiwen.store._bm25 import K1 as _K1_DEFAULT
+from zhiwen.store._bm25 import B as _B_DEFAULT
+from zhiwen.store._bm25 import check_bm25_params
 from zhiwen.store.base import Store
 from zhiwen.store.filters import Filter, parse_filters
 
@@ -55,6 +67,24 @@ BRANCHES = ("bm25", "dense")
 
 class QueryTokenizer(Protocol):
     def tokenize_query(self, text: str) -> list[str]: ...
+
+
+BM25Params = tuple[float | None, float | None]  # (k1, b); None = the default
+_COVERAGE_TTL_S = 1.0
+
+
+@dataclass(slots=True)
+class _Search:
+    """One search's inputs and what its passes learn (tokens, query vector, timings)."""
+
+    query: str
+    single: bool
+    n_cand: int
+    filters: Filter | None
+    bm25: BM25Params | None
+    vector: np.ndarray | None
+    tokens: list[str] | None = None
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -69,6 +99,11 @@ class RetrievalResult:
     #: branch → "failed: …" / "empty" / "skipped" for branches that did not contribute
     branch_status: dict[str, str] = field(default_factory=dict)
     candidates: int = 0
+    #: share of chunks that have a vector (lexical-first indexing fills them in behind);
+    #: None when the KB has no vectors at all or the store cannot say
+    dense_coverage: float | None = None
+    #: what pseudo-relevance feedback did (None when it was off or had nothing to work with)
+    feedback: dict[str, Any] | None = None
 
 
 class HybridRetriever:
@@ -90,6 +125,7 @@ class HybridRetriever:
         kb_name: str = "",
         query_cache_size: int = 1024,
         parallel: bool = False,
+        feedback: FeedbackParams | None = None,
     ) -> None:
         self.store = store
         self.tokenizer = tokenizer
@@ -98,8 +134,16 @@ class HybridRetriever:
         self.kb_name = kb_name
         self.query_cache: LRU[np.ndarray] = LRU(query_cache_size, "query_vector")
         self.parallel = parallel
+        #: feedback when a search does not say (the settings' ``retrieval.feedback``)
+        self.feedback = (
+            feedback
+            if feedback is not None
+            else FeedbackParams.from_mapping(self.settings.feedback.model_dump())
+        )
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        self._text_kwargs = _keyword_params(store.search_text)
+        self._coverage: tuple[float, float | None] | None = None
 
     # -- embedder ---------------------------------------------------------------------------
     @property
@@ -140,12 +184,16 @@ class HybridRetriever:
         weights: tuple[float, float] | None = None,
         alpha: float | None = None,
         query_vector: np.ndarray | None = None,
+        feedback: FeedbackParams | None = None,
+        bm25_params: BM25Params | None = None,
     ) -> RetrievalResult:
         """Run one search.
 
         ``weights`` = (bm25, dense) branch weights for either fusion; without it RRF uses the
         settings' ``bm25_weight``/``dense_weight`` and weighted fusion ``(1-α, α)`` with
         ``alpha`` (default ``settings.dense_alpha``). ``query_vector`` skips query embedding.
+        ``feedback`` (default :attr:`feedback`) and ``bm25_params`` = ``(k1, b)`` (default the
+        settings') override per search.
         """
         t0 = time.perf_counter()
         s = self.settings
@@ -154,7 +202,6 @@ class HybridRetriever:
         self._validate(query, mode, top_k, candidates)
         n_cand = max(candidates or s.candidates, top_k)
         flt = parse_filters(filters)
-        flt_or_none = flt if flt else None
         fusion_name = fusion or s.fusion
         if mode == "hybrid" and fusion_name not in (*FUSION_METHODS, "minmax"):
             raise InvalidParameter(
@@ -167,82 +214,199 @@ class HybridRetriever:
         if query_vector is not None:
             query_vector = self._check_vector(query_vector)
         w = self._weights(fusion_name, weights, alpha) if mode == "hybrid" else (1.0, 1.0)
+        fb = self.feedback if feedback is None else feedback
+        search = _Search(
+            query=query,
+            single=mode != "hybrid",
+            n_cand=n_cand,
+            filters=flt if flt else None,
+            bm25=self._bm25_params(bm25_params),
+            vector=query_vector,
+        )
 
         result = RetrievalResult(hits=[], mode=mode, fusion=fusion_name if mode == "hybrid" else None)
-        timings = result.timings
+        timings = search.timings = result.timings
         run_bm25 = mode in ("bm25", "hybrid")
         run_dense = mode == "dense" or (mode == "hybrid" and self.has_vectors)
         if mode == "hybrid" and not run_dense:
             result.branch_status["dense"] = "skipped"
 
-        lists: dict[str, Scored] = {}
-        errors: dict[str, BaseException] = {}
-        single = mode != "hybrid"
-
-        def dense_branch() -> Scored:
-            vec = query_vector
-            if vec is None:
-                te = time.perf_counter()
-                vec = self.embed_query(query)
-                timings["embed"] = time.perf_counter() - te
-            td = time.perf_counter()
-            out = self.store.search_vector(vec, n_cand, flt_or_none)
-            timings["dense"] = time.perf_counter() - td
-            return out
-
-        def bm25_branch() -> Scored:
-            tb = time.perf_counter()
-            tokens = self.tokenizer.tokenize_query(query)
-            out = self.store.search_text(tokens, n_cand, flt_or_none) if tokens else []
-            timings["bm25"] = time.perf_counter() - tb
-            return out
-
-        dense_future: Future[Scored] | None = None
-        if run_dense and run_bm25 and self.parallel:
-            dense_future = self._executor().submit(dense_branch)
-        if run_bm25:
-            try:
-                lists["bm25"] = bm25_branch()
-            except Exception as exc:
-                if single:
-                    raise
-                errors["bm25"] = exc
-        if run_dense:
-            try:
-                lists["dense"] = dense_future.result() if dense_future is not None else dense_branch()
-            except Exception as exc:
-                if single:
-                    raise
-                errors["dense"] = exc
-
-        if not single:
+        lists, errors = self._first_pass(search, run_bm25, run_dense)
+        if not search.single:
             self._note_branches(query, lists, errors, result)
             if len(errors) == sum((run_bm25, run_dense)):
                 raise _pick_error(errors)
 
-        tf = time.perf_counter()
-        if single:
-            ranked = lists.get(mode, [])
-            fused: Scored = ranked
-        else:
-            answered = [b for b in BRANCHES if lists.get(b)]
-            fused = fuse(
-                [lists[b] for b in answered],
+        def fused_of(ranked_lists: dict[str, Scored]) -> Scored:
+            if search.single:
+                return ranked_lists.get(mode, [])
+            answered = [b for b in BRANCHES if ranked_lists.get(b)]
+            return fuse(
+                [ranked_lists[b] for b in answered],
                 fusion_name,
                 k=rrf_k or s.rrf_k,
                 weights=[w[BRANCHES.index(b)] for b in answered],
             )
+
+        tf = time.perf_counter()
+        fused = fused_of(lists)
         timings["fuse"] = time.perf_counter() - tf
+        if fb.enabled and fused:
+            tb = time.perf_counter()
+            lists, result.feedback = self._feedback_pass(search, fused, lists, fb)
+            if result.feedback.get("changed"):
+                fused = fused_of(lists)
+            timings["feedback"] = time.perf_counter() - tb
         result.candidates = len(fused)
         CANDIDATES.observe(len(fused))
 
         th = time.perf_counter()
         result.hits = self._hydrate(fused[:top_k], lists, mode)
         timings["hydrate"] = time.perf_counter() - th
+        if self.store.dim is not None:
+            result.dense_coverage = self.dense_coverage()
         timings["total"] = time.perf_counter() - t0
         SEARCHES.labels(kb=self.kb_name, mode=mode).inc()
         SEARCH_LATENCY.labels(mode=mode).observe(timings["total"])
         return result
+
+    # -- passes -----------------------------------------------------------------------------
+    def _first_pass(
+        self, search: _Search, run_bm25: bool, run_dense: bool
+    ) -> tuple[dict[str, Scored], dict[str, BaseException]]:
+        """Both branches (dense in a worker thread when ``parallel``); a failure is recorded."""
+        lists: dict[str, Scored] = {}
+        errors: dict[str, BaseException] = {}
+        dense_future: Future[Scored] | None = None
+        if run_dense and run_bm25 and self.parallel:
+            dense_future = self._executor().submit(self._dense_branch, search)
+        if run_bm25:
+            try:
+                lists["bm25"] = self._bm25_branch(search)
+            except Exception as exc:
+                if search.single:
+                    raise
+                errors["bm25"] = exc
+        if run_dense:
+            try:
+                lists["dense"] = (
+                    dense_future.result() if dense_future is not None else self._dense_branch(search)
+                )
+            except Exception as exc:
+                if search.single:
+                    raise
+                errors["dense"] = exc
+        return lists, errors
+
+    def _bm25_branch(self, search: _Search) -> Scored:
+        tb = time.perf_counter()
+        search.tokens = self.tokenizer.tokenize_query(search.query)
+        out = self._search_text(search, search.tokens) if search.tokens else []
+        search.timings["bm25"] = time.perf_counter() - tb
+        return out
+
+    def _dense_branch(self, search: _Search) -> Scored:
+        if search.vector is None:
+            te = time.perf_counter()
+            search.vector = self.embed_query(search.query)
+            search.timings["embed"] = time.perf_counter() - te
+        td = time.perf_counter()
+        out = self.store.search_vector(search.vector, search.n_cand, search.filters)
+        search.timings["dense"] = time.perf_counter() - td
+        return out
+
+    def _search_text(
+        self, search: _Search, tokens: Sequence[str], weights: Sequence[float] | None = None
+    ) -> Scored:
+        """``store.search_text`` with the BM25 parameters and term weights the store accepts."""
+        extra: dict[str, Any] = {}
+        if search.bm25 is not None and {"k1", "b"} <= self._text_kwargs:
+            extra["k1"], extra["b"] = search.bm25
+        if weights is not None:
+            extra["weights"] = list(weights)
+        return self.store.search_text(tokens, search.n_cand, search.filters, **extra)
+
+    def _feedback_pass(
+        self, search: _Search, fused: Scored, lists: dict[str, Scored], params: FeedbackParams
+    ) -> tuple[dict[str, Scored], dict[str, Any]]:
+        """Search each branch again with its feedback query (see :mod:`zhiwen.retrieve.feedback`).
+
+        A branch whose second search fails keeps its first-pass list (logged, never raised).
+        """
+        top = fused[: params.docs]
+        ids = [cid for cid, _ in top]
+        prior = dict(zip(ids, doc_weights([sc for _, sc in top], params.floor), strict=True))
+        info: dict[str, Any] = {"docs": len(ids), "changed": False}
+        new = dict(lists)
+        if "bm25" in lists and params.terms > 0 and params.query_weight < 1.0:
+            if "weights" not in self._text_kwargs:
+                info["bm25"] = "unsupported"  # an unweighted expansion would drown the query
+            else:
+                try:
+                    terms = self._rm3(search, ids, prior, params)
+                    new["bm25"] = self._search_text(search, [t for t, _ in terms], [x for _, x in terms])
+                    info["terms"] = [t for t, _ in terms]
+                except Exception as exc:
+                    info["bm25"] = f"failed: {type(exc).__name__}: {exc}"
+                    log.warning("BM25 feedback search failed (kb=%s): %s", self.kb_name, exc)
+        get_vectors: Callable[[Sequence[str]], Mapping[str, np.ndarray]] | None = getattr(
+            self.store, "get_vectors", None
+        )
+        if "dense" in lists and search.vector is not None and params.vector_weight > 0:
+            if get_vectors is None:
+                info["dense"] = "unsupported"
+            else:
+                try:
+                    stored = get_vectors(ids)
+                    have = [cid for cid in ids if cid in stored]
+                    if have:
+                        vec = rocchio(
+                            search.vector,
+                            np.stack([stored[cid] for cid in have]),
+                            [prior[cid] for cid in have],
+                            params.vector_weight,
+                        )
+                        new["dense"] = self.store.search_vector(vec, search.n_cand, search.filters)
+                        info["vectors"] = len(have)
+                except Exception as exc:
+                    info["dense"] = f"failed: {type(exc).__name__}: {exc}"
+                    log.warning("dense feedback search failed (kb=%s): %s", self.kb_name, exc)
+        info["changed"] = any(new[b] is not lists[b] for b in lists)
+        return new, info
+
+    def _rm3(
+        self, search: _Search, ids: list[str], prior: dict[str, float], params: FeedbackParams
+    ) -> list[tuple[str, float]]:
+        tokenize: Callable[[str], list[str]] = getattr(
+            self.tokenizer, "tokenize", self.tokenizer.tokenize_query
+        )
+        chunks = self.store.get_chunks(ids)
+        docs = [tokenize(c.embed_text) for c in chunks]
+        query_tokens = (
+            search.tokens if search.tokens is not None else self.tokenizer.tokenize_query(search.query)
+        )
+        return rm3_query(query_tokens, docs, [prior.get(c.id, 0.0) for c in chunks], params)
+
+    def dense_coverage(self) -> float | None:
+        """``vector_count() / count()`` (cached ~1 s: lexical-first indexing changes it slowly).
+
+        None when the store cannot say (no ``vector_count``) or holds no vector at all.
+        """
+        now = time.monotonic()
+        cached = self._coverage
+        if cached is not None and now - cached[0] < _COVERAGE_TTL_S:
+            return cached[1]
+        vector_count = getattr(self.store, "vector_count", None)
+        value: float | None = None
+        if vector_count is not None:
+            try:
+                with_vectors = int(vector_count())
+                total = int(self.store.count()) if with_vectors else 0
+                value = min(1.0, with_vectors / total) if with_vectors and total else None
+            except Exception as exc:  # coverage is a report; it must never fail a search
+                log.debug("dense coverage unavailable (kb=%s): %s", self.kb_name, exc)
+        self._coverage = (now, value)
+        return value
 
     # -- helpers ----------------------------------------------------------------------------
     def _validate(self, query: str, mode: str, top_k: int, candidates: int | None) -> None:
@@ -260,6 +424,19 @@ class HybridRetriever:
             raise InvalidParameter(
                 f"candidates must be >= 1, got {candidates!r}", message="candidates 必须是正整数"
             )
+
+    def _bm25_params(self, given: BM25Params | None) -> BM25Params | None:
+        """``(k1, b)`` for this search: the caller's, else the settings' (None = the store's own)."""
+        s = self.settings
+        k1, b = given if given is not None else (s.bm25_k1, s.bm25_b)
+        if k1 is None and b is None:
+            return None
+        out = (_K1_DEFAULT if k1 is None else float(k1), _B_DEFAULT if b is None else float(b))
+        try:
+            check_bm25_params(*out)
+        except ValueError as exc:
+            raise InvalidParameter(str(exc), message="BM25 参数无效：k1 ≥ 0，0 ≤ b ≤ 1") from exc
+        return out
 
     def _check_vector(self, vec: np.ndarray) -> np.ndarray:
         arr = np.asarray(vec, dtype=np.float32).reshape(-1)
@@ -350,6 +527,17 @@ class HybridRetriever:
             if self._pool is not None:
                 self._pool.shutdown(wait=False)
                 self._pool = None
+
+
+def _keyword_params(fn: Callable[..., Any]) -> set[str]:
+    """Keyword arguments ``fn`` accepts (``k1``, ``b``, ``weights`` on stores that take them)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return set()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return {"k1", "b", "weights"}
+    return {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
 
 
 def _pick_error(errors: dict[str, BaseException]) -> BaseException:

@@ -24,6 +24,7 @@ Example::
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -34,10 +35,14 @@ from typing import TYPE_CHECKING, Any
 from zhiwen.documents import ParentHit, SearchHit
 from zhiwen.errors import ZhiwenError
 from zhiwen.metrics import EMPTY_RESULTS, FALLBACKS, PASSED_THRESHOLD
+from zhiwen.resilience import note_degraded
 from zhiwen.retrieve.adaptive import apply_min_similarity, apply_per_doc_limit, effective_params
+from zhiwen.retrieve.feedback import FeedbackParams
 from zhiwen.retrieve.mmr import Vectorize, mmr_select
 from zhiwen.retrieve.parents import aggregate_parents
 from zhiwen.retrieve.rerank import Reranker, get_reranker, rerank_hits
+from zhiwen.retrieve.tuning import admin_overrides, tuned_params
+from zhiwen.retry import current_deadline
 from zhiwen.store.filters import Filter
 from zhiwen.understand.profile import QueryIntent, QueryProfiler
 
@@ -141,27 +146,50 @@ class RetrievalPipeline:
         return prof
 
     def plan(
-        self, query: str, top_k: int, mode: str | None = None, cfg: Any = None
+        self,
+        query: str,
+        top_k: int,
+        mode: str | None = None,
+        cfg: Any = None,
+        kb: KnowledgeBase | None = None,
     ) -> tuple[QueryIntent, dict[str, Any]]:
-        """The intent and every effective parameter for this query (no search)."""
+        """The intent and every effective parameter for this query (no search).
+
+        With ``kb``, its tuned parameters (``tuning.json``) are merged over the global ones;
+        admin runtime overrides that are explicitly set still win (:mod:`zhiwen.retrieve.tuning`).
+        """
         cfg = cfg if cfg is not None else self._config()
         intent = self.profiler(cfg.adaptive.keywords_profile).classify(query)
-        return intent, effective_params(cfg, intent, top_k, mode)
+        params = effective_params(cfg, intent, top_k, mode)
+        if kb is not None:
+            params = tuned_params(params, kb, admin=admin_overrides(self._config))
+        return intent, params
 
     # -- one KB ------------------------------------------------------------------------------
     def _fetch(
         self, kb: KnowledgeBase, query: str, params: dict[str, Any], filters: FiltersArg
     ) -> list[SearchHit]:
-        return kb.search(
+        if (params.get("tuning") or {}).get("kb") != kb.name:  # a multi-KB group: this KB's own tuning
+            params = tuned_params(params, kb, admin=admin_overrides(self._config))
+        kwargs: dict[str, Any] = {
+            "mode": params["mode"],
+            "top_k": params["fetch_k"],
+            "filters": filters,
+            "candidates": params["candidates"],
+            "fusion": params["fusion"],
+            "rrf_k": params["rrf_k"],
+            "weights": tuple(params["weights"]),
+        }
+        detailed = getattr(kb, "search_detailed", None)
+        if detailed is None:  # a KB-like object without per-search feedback / BM25 parameters
+            return kb.search(query, **kwargs)
+        bm25 = params["bm25"]
+        return detailed(
             query,
-            mode=params["mode"],
-            top_k=params["fetch_k"],
-            filters=filters,
-            candidates=params["candidates"],
-            fusion=params["fusion"],
-            rrf_k=params["rrf_k"],
-            weights=tuple(params["weights"]),
-        )
+            **kwargs,
+            feedback=FeedbackParams.from_mapping(params["feedback"]),
+            bm25_params=None if bm25["k1"] is None and bm25["b"] is None else (bm25["k1"], bm25["b"]),
+        ).hits
 
     def search(
         self,
@@ -174,7 +202,7 @@ class RetrievalPipeline:
     ) -> PipelineResult:
         cfg = self._config()
         k = int(top_k if top_k is not None else cfg.retrieval.top_k)
-        intent, params = self.plan(query, k, mode, cfg)
+        intent, params = self.plan(query, k, mode, cfg, kb=kb)
         t0 = time.perf_counter()
         hits = self._fetch(kb, query, params, filters)
         return self._refine(query, hits, intent, params, cfg, {"search": time.perf_counter() - t0})
@@ -235,6 +263,7 @@ class RetrievalPipeline:
                 fallback=rerank_cfg.fallback,
                 top_k=k,
                 keep=params["fetch_k"] if (params["mmr_enabled"] or params["per_doc_limit"]) else k,
+                timeout_s=rerank_cfg.timeout_s,  # and never past the request's deadline
             )
             timings["rerank"] = outcome.seconds
             diag.update(
@@ -244,6 +273,7 @@ class RetrievalPipeline:
                 passed_rerank=outcome.passed,
                 fallback=outcome.fallback,
                 rerank_error=outcome.error,
+                rerank_reason=outcome.reason,  # why the fused order was kept (timeout, busy, …)
             )
             result.warnings.extend(outcome.warnings)
             if outcome.reranked and outcome.passed == 0:
@@ -277,6 +307,10 @@ class RetrievalPipeline:
         return result
 
     # -- several KBs -------------------------------------------------------------------------
+    def _submit(self, fn: Callable[..., list[SearchHit]], *args: Any) -> Future[list[SearchHit]]:
+        """``fn(*args)`` in the pool, in a copy of this context (the request's deadline)."""
+        return self._executor().submit(contextvars.copy_context().run, fn, *args)
+
     def search_groups(self, groups: Sequence[QueryGroup], *, top_k: int) -> list[GroupResult]:
         """Search every (group, KB) in parallel; merge, de-duplicate and rerank per group."""
         cfg = self._config()
@@ -288,7 +322,8 @@ class RetrievalPipeline:
             plans.append((intent, params))
             futures.append(
                 [
-                    (kb.name, self._executor().submit(self._fetch, kb, group.query, params, group.filters))
+                    # the request's deadline (a context variable) follows each search into the pool
+                    (kb.name, self._submit(self._fetch, kb, group.query, params, group.filters))
                     for kb in group.kbs
                 ]
             )
@@ -299,7 +334,12 @@ class RetrievalPipeline:
             errors: dict[str, str] = {}
             for kb_name, fut in pending:
                 try:
-                    hits = fut.result()
+                    hits = fut.result(timeout=_wait_s())
+                except TimeoutError:  # the request's deadline passed: answer with the others
+                    errors[kb_name] = "检索超时（超过请求的时限），已跳过该知识库"
+                    FALLBACKS.labels(kind="kb_timeout").inc()
+                    note_degraded("search", "timeout")
+                    continue
                 except Exception as exc:  # one failing KB must not sink the group
                     errors[kb_name] = (
                         exc.message if isinstance(exc, ZhiwenError) else f"{type(exc).__name__}: {exc}"
@@ -331,3 +371,9 @@ class RetrievalPipeline:
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _wait_s() -> float | None:
+    """How long to wait for one more KB's search: what is left of the request's deadline."""
+    deadline = current_deadline()
+    return None if deadline is None else max(0.0, deadline.remaining())

@@ -17,6 +17,18 @@ so the event loop never blocks. :func:`rerank_hits` applies one to search hits w
 rules (candidate cap, threshold, fallback) and never raises: a failing reranker leaves the fused
 order, logged and counted.
 
+Under load and faults (:mod:`zhiwen.resilience`): a rerank gets ``rerank.timeout_s`` but never
+more than what is left of the request's deadline; it runs in the ``rerank`` bulkhead behind the
+reranker's circuit breaker. Whatever stops it — deadline (``timeout``), no slot (``busy``), open
+breaker (``breaker_open``), missing model (``unavailable``), any error (``error``) — the hits keep
+their fused order and :attr:`RerankOutcome.reason` says why.
+
+**Offline model loading.** A cross-encoder is loaded only from disk: a local directory, or a hub
+name already in the local Hugging Face cache (``models--org--name/snapshots/…``). Anything else
+fails at once with a Chinese message naming ``ZHIWEN_RERANK__MODEL=/path/to/model`` — no hub
+download is ever tried — and the failure is remembered (one check per configuration), so every
+later search keeps the fused order at no cost and ``/healthz`` shows why.
+
 Example::
 
     >>> reranker = get_reranker(settings.rerank)            # cached per configuration
@@ -27,6 +39,7 @@ Example::
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import math
 import os
@@ -37,12 +50,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-import httpx
+import httpx2
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.documents import SearchHit
 from zhiwen.errors import InvalidParameter, ZhiwenError
 from zhiwen.metrics import FALLBACKS, RERANK_FAILURES, RERANK_LATENCY
+from zhiwen.resilience import DependencyUnavailable, guard, note_degraded
+from zhiwen.retry import Deadline, DeadlineExceeded, DeadlineTransport
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +92,41 @@ def _looks_like_path(name: str) -> bool:
     )
 
 
+_MISSING_HINT = (
+    "请把模型下载到本机目录，并设置 ZHIWEN_RERANK__MODEL=/path/to/model（或在管理接口修改 rerank.model）"
+)
+
+
+def _hub_caches() -> list[Path]:
+    """Where a Hugging Face / sentence-transformers cache may hold models, most specific first."""
+    env = os.environ
+    home = Path(
+        env.get("HF_HOME") or Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "huggingface"
+    )
+    roots = [env.get("HF_HUB_CACHE"), env.get("HUGGINGFACE_HUB_CACHE"), str(home / "hub")]
+    roots.append(env.get("SENTENCE_TRANSFORMERS_HOME"))
+    return [Path(r).expanduser() for r in roots if r]
+
+
+def resolve_local_model(name: str) -> Path | None:
+    """The local directory of ``name`` (a path, or a hub name in a local cache), never the network."""
+    if _looks_like_path(name):
+        path = Path(name).expanduser()
+        return path if path.exists() else None
+    for root in _hub_caches():
+        snapshots = root / f"models--{name.replace('/', '--')}" / "snapshots"
+        if snapshots.is_dir():
+            found = sorted((p for p in snapshots.iterdir() if (p / "config.json").exists()), reverse=True)
+            if found:
+                return found[0]
+        legacy = root / name.replace("/", "_")  # sentence-transformers' own cache layout
+        if (legacy / "config.json").exists():
+            return legacy
+    return None
+
+
 class CrossEncoderReranker(_AsyncMixin):
-    """sentence-transformers ``CrossEncoder(model, device=device)``, loaded on first use."""
+    """sentence-transformers ``CrossEncoder(model, device=device)``, loaded on first use from disk."""
 
     def __init__(
         self, model: str, *, device: str = "cpu", batch_size: int = 8, max_length: int = 512
@@ -89,42 +137,68 @@ class CrossEncoderReranker(_AsyncMixin):
         self.batch_size = batch_size
         self.max_length = max_length
         self._model: Any = None
+        self._failure: RerankerUnavailable | None = None  # remembered: no retry per search
         self._lock = threading.Lock()
+
+    def check(self) -> Path:
+        """The model's local directory, or :class:`RerankerUnavailable` — fast, never loads.
+
+        A failure is remembered for this configuration (a settings change builds a new
+        reranker, which checks again).
+        """
+        if self._failure is not None:
+            raise self._failure
+        local = resolve_local_model(self.model_name)
+        if local is None:
+            where = "目录不存在" if _looks_like_path(self.model_name) else "不在本机（离线模式不会下载）"
+            self._failure = RerankerUnavailable(
+                f"cross-encoder {self.model_name!r} not found on disk (no hub download is tried)",
+                message=f"重排模型{where}：{self.model_name}。{_MISSING_HINT}",
+            )
+            raise self._failure
+        if importlib.util.find_spec("sentence_transformers") is None:
+            self._failure = RerankerUnavailable(
+                "sentence-transformers is not installed; pip install 'zhiwen[rerank]'",
+                message="重排模型不可用：未安装 sentence-transformers（pip install 'zhiwen[rerank]'）",
+            )
+            raise self._failure
+        return local
 
     def _load(self) -> Any:
         if self._model is None:
             with self._lock:
                 if self._model is None:
-                    if _looks_like_path(self.model_name) and not Path(self.model_name).expanduser().exists():
-                        # never let a typo'd local path turn into a Hugging Face Hub download
-                        raise RerankerUnavailable(
-                            f"cross-encoder path {self.model_name!r} does not exist",
-                            message=f"重排模型目录不存在：{self.model_name}",
-                        )
-                    try:
-                        from sentence_transformers import CrossEncoder
-                    except ImportError as exc:
-                        raise RerankerUnavailable(
-                            "sentence-transformers is not installed; pip install 'zhiwen[rerank]'",
-                            message="重排模型不可用：未安装 sentence-transformers"
-                            "（pip install 'zhiwen[rerank]'）",
-                        ) from exc
+                    local = self.check()
+                    # belt and braces: nothing below may reach a hub, whatever the library does
+                    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                    from sentence_transformers import CrossEncoder
+
                     t0 = time.perf_counter()
                     try:
-                        self._model = CrossEncoder(
-                            self.model_name, device=self.device, max_length=self.max_length
-                        )
+                        self._model = CrossEncoder(str(local), device=self.device, max_length=self.max_length)
                     except Exception as exc:
-                        raise RerankerUnavailable(
-                            f"cannot load cross-encoder {self.model_name!r}: {exc}",
-                            message=f"重排模型加载失败：{self.model_name}",
-                        ) from exc
+                        self._failure = RerankerUnavailable(
+                            f"cannot load cross-encoder {self.model_name!r} from {local}: {exc}",
+                            message=f"重排模型加载失败：{self.model_name}。{_MISSING_HINT}",
+                        )
+                        raise self._failure from exc
                     log.info("cross-encoder %s loaded in %.1fs", self.model_name, time.perf_counter() - t0)
         return self._model
 
     @property
     def loaded(self) -> bool:
         return self._model is not None
+
+    def status(self) -> dict[str, Any]:
+        """For ``/healthz``: ready, not_loaded (loads at first use) or unavailable (and why)."""
+        if self._model is not None:
+            return {"state": "ready"}
+        try:
+            self.check()
+        except RerankerUnavailable as exc:
+            return {"state": "unavailable", "message": exc.message}
+        return {"state": "not_loaded"}
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
         if not texts:
@@ -149,7 +223,7 @@ class RemoteReranker(_AsyncMixin):
         api_key: str | None = None,
         timeout_s: float = 30.0,
         batch_size: int = 32,
-        client: httpx.Client | None = None,
+        client: httpx2.Client | None = None,
     ) -> None:
         if not endpoint or not endpoint.startswith(("http://", "https://")):
             raise InvalidParameter(f"bad rerank endpoint {endpoint!r}", message="重排服务地址无效")
@@ -157,8 +231,12 @@ class RemoteReranker(_AsyncMixin):
         self.model = model
         self.name = f"remote:{endpoint}"
         self.batch_size = batch_size
+        self.timeout_s = timeout_s
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = client or httpx.Client(timeout=timeout_s, headers=headers)
+        # reads stop at the deadline of the calling worker (a dripping server cannot hold us)
+        self._client = client or httpx2.Client(
+            transport=DeadlineTransport(), timeout=timeout_s, headers=headers
+        )
 
     def _payload(self, query: str, texts: Sequence[str]) -> dict[str, Any]:
         # both dialects in one body: TEI reads query/texts, Jina/Xinference read documents/model
@@ -188,17 +266,23 @@ class RemoteReranker(_AsyncMixin):
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
         out: list[float] = []
+        deadline = Deadline.within(self.timeout_s)
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])
             try:
-                resp = self._client.post(self.endpoint, json=self._payload(query, batch))
+                resp = self._client.post(
+                    self.endpoint, json=self._payload(query, batch), timeout=deadline.http_timeout()
+                )
                 resp.raise_for_status()
                 out.extend(self.parse(resp.json(), len(batch)))
-            except (httpx.HTTPError, ValueError) as exc:
+            except (httpx2.HTTPError, ValueError) as exc:
                 raise RerankerUnavailable(
                     f"rerank endpoint failed: {exc}", message="重排服务调用失败"
                 ) from exc
         return out
+
+    def status(self) -> dict[str, Any]:
+        return {"state": "remote", "endpoint": self.endpoint}
 
     def close(self) -> None:
         self._client.close()
@@ -268,6 +352,54 @@ class RerankOutcome:
     error: str | None = None
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    # why the fused order was kept: timeout | busy | breaker_open | unavailable | error
+    reason: str | None = None
+
+
+_REASON_WARNINGS = {
+    "timeout": "重排超时，已使用融合排序",
+    "busy": "重排繁忙，已使用融合排序",
+    "breaker_open": "重排服务暂时不可用（熔断中），已使用融合排序",
+    "unavailable": "重排模型不可用，已使用融合排序",
+    "error": "重排失败，已使用融合排序",
+}
+
+
+def _fused_order(
+    outcome: RerankOutcome, hits: Sequence[SearchHit], keep: int, reason: str, exc: BaseException | None
+) -> RerankOutcome:
+    """The seed's failure rule: keep the fused order, cut to ``keep``; say why."""
+    if reason in ("error", "timeout"):
+        RERANK_FAILURES.inc()
+    FALLBACKS.labels(kind=f"rerank_{reason}").inc()
+    note_degraded("rerank", reason)
+    if exc is not None:
+        log.warning(
+            "reranker %s, keeping fused order: %s", reason, exc, exc_info=log.isEnabledFor(logging.DEBUG)
+        )
+        outcome.error = exc.message if isinstance(exc, ZhiwenError) else f"{type(exc).__name__}: {exc}"
+    outcome.reason = reason
+    outcome.hits = list(hits[:keep])
+    outcome.passed = len(outcome.hits)
+    outcome.warnings.append(_REASON_WARNINGS[reason])
+    return outcome
+
+
+def _score(model: Reranker, query: str, texts: list[str], timeout_s: float) -> list[float]:
+    """``model.score`` under its deadline, in the ``rerank`` bulkhead behind its breaker."""
+    deadline = Deadline.within(timeout_s)
+    if deadline.expired:
+        raise DeadlineExceeded("no time left within the request's deadline")
+    with guard("rerank", model.name, deadline) as call:
+        try:
+            scores = deadline.run(lambda: model.score(query, texts))
+            if len(scores) != len(texts) or not all(math.isfinite(s) for s in scores):
+                raise ValueError(f"reranker returned {len(scores)} scores for {len(texts)} texts (or NaN)")
+        except Exception as exc:
+            call.failed(exc)
+            raise
+        call.succeeded()
+        return scores
 
 
 def rerank_hits(
@@ -280,14 +412,16 @@ def rerank_hits(
     fallback: int,
     top_k: int,
     keep: int | None = None,
+    timeout_s: float = 30.0,
 ) -> RerankOutcome:
     """Seed 004 §3.2-3.3: rerank the first ``candidates`` hits, keep those ``>= threshold``.
 
     * scores go to ``rerank_score`` and ``score`` (the fused score stays in ``fused_score``);
     * nothing passes → the first ``min(fallback, top_k)`` hits in their *original* (fused) order,
       with a warning (``FALLBACKS{kind="rerank_threshold"}``);
-    * the reranker raises (missing model, endpoint down, bad output) → the fused order, cut to
-      ``top_k``, logged and counted (``RERANK_FAILURES``, ``FALLBACKS{kind="rerank_error"}``).
+    * the reranker raises (missing model, endpoint down, bad output), runs past ``timeout_s`` or
+      the request's deadline, finds its bulkhead full or its breaker open → the fused order, cut
+      to ``keep``, logged and counted (``FALLBACKS{kind="rerank_<reason>"}``), ``reason`` set.
 
     ``reranker`` may be a zero-argument factory, so a failure to *build* one also falls back.
     ``keep`` (default ``top_k``) is how many passing hits to return, for callers that diversify
@@ -299,22 +433,25 @@ def rerank_hits(
     if not pool:
         return outcome
     t0 = time.perf_counter()
+    model: Reranker | None = None
     try:
         model = reranker() if callable(reranker) and not isinstance(reranker, Reranker) else reranker
         assert isinstance(model, Reranker)
-        scores = model.score(query, [h.chunk.text for h in pool])
-        if len(scores) != len(pool) or not all(math.isfinite(s) for s in scores):
-            raise ValueError(f"reranker returned {len(scores)} scores for {len(pool)} texts (or NaN)")
+        check = getattr(model, "check", None)
+        if callable(check):
+            check()  # a remembered missing model: fused order at once, nothing waits
+        scores = _score(model, query, [h.chunk.text for h in pool], timeout_s)
     except Exception as exc:
         outcome.seconds = time.perf_counter() - t0
-        RERANK_FAILURES.inc()
-        FALLBACKS.labels(kind="rerank_error").inc()
-        log.warning("reranker failed, keeping fused order: %s", exc, exc_info=log.isEnabledFor(logging.DEBUG))
-        outcome.error = exc.message if isinstance(exc, ZhiwenError) else f"{type(exc).__name__}: {exc}"
-        outcome.hits = list(hits[:keep])
-        outcome.passed = len(outcome.hits)
-        outcome.warnings.append("重排失败，已使用融合排序")
-        return outcome
+        if isinstance(exc, DependencyUnavailable):
+            reason = exc.reason
+        elif isinstance(exc, DeadlineExceeded):
+            reason = "timeout"
+        elif isinstance(exc, RerankerUnavailable) and isinstance(model, CrossEncoderReranker):
+            reason = "unavailable"
+        else:
+            reason = "error"
+        return _fused_order(outcome, hits, keep, reason, exc)
     outcome.seconds = time.perf_counter() - t0
     RERANK_LATENCY.observe(outcome.seconds)
     outcome.reranked = True

@@ -5,6 +5,12 @@ Indexing and querying use ``cut_for_search`` (it also emits the sub-words of lon
 on RGB-zh (``../shared/BASELINES.md``). Punctuation, whitespace and stop words are dropped;
 Latin words are lower-cased.
 
+``mode="mixed"`` adds the character bigrams of every run of Chinese characters to the words
+(``浦东机场`` → … ``浦东``, ``东机``, ``机场``): a word the dictionary splits differently in the
+query and the passage still matches through its bigrams. It is a KB-level choice (the index
+stores the tokens) and pays only with a smaller BM25 ``k1`` (bigrams repeat what words say);
+``bench/bench_retrieval.py`` measures it.
+
 Example::
 
     >>> tok = Tokenizer()
@@ -32,6 +38,18 @@ _LOADED_DICTS: set[str] = set()
 
 # a letter or digit of any script (Unicode categories L* and N*): \w minus the underscore
 _WORD_CHAR = re.compile(r"[^\W_]")
+# runs of CJK unified ideographs (basic block + extension A), the characters bigrams are made of
+_HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}")
+
+MODES = ("search", "exact", "mixed")
+
+
+def han_bigrams(text: str) -> list[str]:
+    """Overlapping character bigrams of every run of Chinese characters, in order."""
+    out: list[str] = []
+    for run in _HAN_RUN.findall(text):
+        out.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return out
 
 
 def _is_word(token: str) -> bool:
@@ -88,8 +106,8 @@ class Tokenizer:
         stopwords: Iterable[str] | None = None,
         user_dict: str | Path | None = None,
     ) -> None:
-        if mode not in ("search", "exact"):
-            raise ValueError("mode must be 'search' or 'exact'")
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         self.mode = mode
         self.stopwords = default_stopwords() if stopwords is None else frozenset(stopwords)
         if user_dict is not None:
@@ -97,9 +115,9 @@ class Tokenizer:
 
     def segment(self, text: str) -> list[str]:
         """Raw segmentation, nothing dropped (used for display and rules)."""
-        if self.mode == "search":
-            return list(rjieba.cut_for_search(text, True))
-        return list(rjieba.cut(text, True))
+        if self.mode == "exact":
+            return list(rjieba.cut(text, True))
+        return list(rjieba.cut_for_search(text, True))
 
     def tokenize(self, text: str) -> list[str]:
         out: list[str] = []
@@ -108,6 +126,8 @@ class Tokenizer:
             tok = raw.strip().lower()
             if tok and tok not in stop and _is_word(tok):
                 out.append(tok)
+        if self.mode == "mixed":
+            out.extend(han_bigrams(text))
         return out
 
     def tokenize_many(self, texts: Iterable[str]) -> list[list[str]]:
