@@ -59,3 +59,20 @@ CACHE_SIZE = Gauge("zhiwen_cache_entries", "Cache entries", ["cache"])
 
 # -- store -------------------------------------------------------------------------------------
 STORE_ERRORS = Counter("zhiwen_store_errors_total", "Store errors", ["backend", "kind"])
+
+# -- resilience (zhiwen.resilience: deadlines, bulkheads, breakers) -----------------------------
+DEGRADED = Counter(
+    "zhiwen_degraded_total", "Calls that gave way (extractive answer, fused order)", ["what", "reason"]
+)
+REJECTED = Counter(
+    "zhiwen_rejected_total", "Requests or calls refused at once (full queue, open breaker)", ["kind", "by"]
+)
+BULKHEAD_IN_USE = Gauge("zhiwen_bulkhead_in_use", "Calls or requests running, per kind of work", ["bulkhead"])
+BULKHEAD_WAITING = Gauge("zhiwen_bulkhead_waiting", "Calls or requests waiting for a slot", ["bulkhead"])
+BULKHEAD_LIMIT = Gauge("zhiwen_bulkhead_limit", "Slots per kind of work", ["bulkhead"])
+BREAKER_STATE = Gauge(
+    "zhiwen_breaker_state", "Breaker per endpoint: 0 closed, 1 half-open, 2 open", ["kind", "endpoint"]
+)
+BREAKER_FAILURES = Gauge(
+    "zhiwen_breaker_failures", "Failures in a row counted by a circuit breaker", ["kind", "endpoint"]
+)

@@ -28,6 +28,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import logging
 import queue
@@ -59,6 +60,20 @@ class Deadline:
         self.seconds = float(seconds)  # <= 0: already expired (a caller's budget ran out)
         self.end = time.monotonic() + self.seconds
         self._cancelled = threading.Event()
+
+    @classmethod
+    def within(cls, seconds: float) -> Deadline:
+        """A deadline of ``seconds`` that never outlives the caller's (the request's) deadline.
+
+        Every call inside a request takes this: a retry, a second LLM call or a reranker after a
+        slow search gets what is left of the request's ``timeout_s``, never a fresh one.
+        """
+        outer = current_deadline()
+        if outer is None:
+            return cls(seconds)
+        deadline = cls(min(float(seconds), outer.remaining()))
+        deadline.end = min(deadline.end, outer.end)  # never a microsecond past the request's
+        return deadline
 
     def remaining(self) -> float:
         """Seconds left (0 when cancelled; negative once passed)."""
@@ -180,8 +195,24 @@ class Deadline:
 
 
 def current_deadline() -> Deadline | None:
-    """The deadline of the call running in this thread (set in :class:`Deadline` workers)."""
+    """The deadline in force here: the call's in a :class:`Deadline` worker, else the request's
+    (:func:`deadline_scope`), else None."""
     return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def deadline_scope(seconds: float) -> Iterator[Deadline]:
+    """Run the block under one deadline of ``seconds`` (the server opens one per request).
+
+    Context variables follow the request into the thread pool, so every
+    :meth:`Deadline.within` inside — LLM, rerank, embedding endpoint — shares it.
+    """
+    deadline = Deadline.within(seconds)
+    token = _CURRENT.set(deadline)
+    try:
+        yield deadline
+    finally:
+        _CURRENT.reset(token)
 
 
 # -- retries ------------------------------------------------------------------------------------

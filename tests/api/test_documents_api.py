@@ -172,3 +172,14 @@ def test_citations_carry_page_and_label(client: TestClient, tmp_path: Path) -> N
     assert resp.status_code == 200, resp.text
     source = resp.json()["data"]["sources"][0]
     assert source["source"] == "制度.pptx" and source["label"].startswith("《制度》")
+
+
+def test_delete_a_whole_kb(client: TestClient) -> None:
+    job = upload(client, "tax", [("契税法.md", LAW.encode())])
+    assert wait(client, job["id"])["status"] == "done"
+    assert "tax" in {k["name"] for k in client.get("/api/v1/kbs").json()["data"]["kbs"]}
+    resp = client.delete("/api/v1/kbs/tax")
+    assert resp.status_code == 200 and resp.json()["data"] == {"kb": "tax", "deleted": True}
+    assert "tax" not in {k["name"] for k in client.get("/api/v1/kbs").json()["data"]["kbs"]}
+    gone = client.delete("/api/v1/kbs/tax")
+    assert gone.status_code == 404 and gone.json()["code"] == 3004

@@ -13,7 +13,9 @@ Faults (``Reply.fault(kind)``): ``hang`` (sleeps ``delay_s`` before answering; s
 wakes it), ``500``, ``503``, ``429`` (with ``Retry-After``), ``401``, ``404``, ``malformed`` (200 with a
 non-JSON body), ``empty`` (content ""), ``bad_json`` (content that is no JSON), ``drop`` (closes
 the connection without answering), ``broken_stream`` (SSE that stops mid-way with garbage),
-``drip`` (headers at once, then the body one byte every ``drip_s`` seconds).
+``drip`` (headers at once, then the body one byte every ``drip_s`` seconds), ``truncated`` (a
+reply cut off: a JSON body shorter than its ``Content-Length``, or an SSE stream that stops
+after its first chunks without ``[DONE]``; the connection is closed either way).
 
 Example::
 
@@ -47,6 +49,7 @@ FAULTS = (
     "drop",
     "broken_stream",
     "drip",
+    "truncated",
 )
 
 
@@ -91,6 +94,8 @@ class Reply:
             return cls(content="这不是 JSON，抱歉。", kind=kind)
         if kind in ("drop", "broken_stream"):
             return cls(kind=kind)
+        if kind == "truncated":
+            return cls(content="被截断的回答。" * 10, kind=kind)
         if kind == "drip":
             return cls(content="一点一点地说。" * 20, drip_s=1.0, kind=kind)
         raise ValueError(f"unknown fault {kind!r}; one of {FAULTS}")
@@ -192,7 +197,23 @@ class FakeOpenAI:
                     self._stream(body, reply)
                     return
                 text = json.dumps(_completion(body, reply), ensure_ascii=False)
+                if reply.kind == "truncated":
+                    self._send_truncated(text)
+                    return
                 self._send(200, text, reply.headers, drip_s=reply.drip_s)
+
+            def _send_truncated(self, text: str) -> None:
+                data = text.encode("utf-8")
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data[: len(data) // 2])
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                self.close_connection = True
 
             def _send(
                 self, status: int, text: str, headers: dict[str, str] | None = None, *, drip_s: float = 0.0
@@ -231,6 +252,8 @@ class FakeOpenAI:
                     events = _stream_events(body, reply)
                     if reply.kind == "broken_stream":
                         events = [*events[:1], "{not json"]
+                    elif reply.kind == "truncated":
+                        events = events[:2]  # no finish chunk, no [DONE]: the connection just ends
                     for event in events:
                         self._write(f"data: {event}\n\n".encode(), reply.drip_s)
                         if fake._stop.is_set():

@@ -10,7 +10,8 @@ Routes of the engine:
 | GET | ``/api/v1/kbs`` , ``/api/v1/kbs/{kb}`` | knowledge bases and their info |
 | POST | ``/knowledge-base/search`` | adaptive search (rerank, thresholds, MMR; seed 004) |
 | GET/PUT/DELETE | ``/admin/settings`` | runtime settings (bearer token) |
-| GET | ``/docs`` , ``/openapi.json`` | OpenAPI |
+| GET | ``/docs`` , ``/redoc`` , ``/openapi.json`` | OpenAPI (Swagger UI / ReDoc served from the
+``fastapi-offline`` package: no CDN, works offline) |
 
 | POST | ``/api/v1/qa`` | answers for any KB, by the KB's app or generic QA |
 | GET/POST | ``/v1/models`` , ``/v1/chat/completions`` , ``/v1/embeddings`` | OpenAI-compatible front door |
@@ -18,6 +19,11 @@ Routes of the engine:
 Apps add theirs: every app in the registry (:mod:`zhiwen.apps.registry`) with a ``router()``
 has it mounted. A broken app stops the service at start with its name (never a silently missing
 route). Reusable pieces for app routers live in :mod:`zhiwen.appkit`.
+
+Middleware, outermost first: request context (id, metrics, access log, last-resort 500) → CORS →
+body limit (413) → input hygiene (unencodable text → 3002, :mod:`zhiwen.api.hygiene`) →
+admission (one deadline per request, bounded queues → 503 + ``Retry-After``, what degraded;
+:mod:`zhiwen.api.admission`) → the routes.
 
 Example::
 
@@ -29,15 +35,22 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio.to_thread
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi_offline import FastAPIOffline
 
 from zhiwen import __version__
 from zhiwen.api import openai as openai_front
+from zhiwen.api.admission import AdmissionMiddleware
 from zhiwen.api.handlers import install_exception_handlers
+from zhiwen.api.hygiene import InputHygieneMiddleware
 from zhiwen.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from zhiwen.api.routes import admin, documents, health, kbs, qa, search, ui
 from zhiwen.appkit.deps import KBRegistry
@@ -45,9 +58,30 @@ from zhiwen.appkit.envelope import ERROR_RESPONSES
 from zhiwen.apps.registry import AppRegistry, load_apps
 from zhiwen.config import Settings, get_settings
 from zhiwen.config.runtime import DynamicSettingsService
+from zhiwen.resilience import configure_resilience
 
 log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).parent / "static"
+
+
+def _warm_up(settings: Settings, runtime: DynamicSettingsService) -> None:
+    """Off the request path: build the LLM client, and check that an enabled rerank model is on
+    disk — a missing one is said at start (and remembered: searches keep the fused order)."""
+    try:
+        from zhiwen.generate.llm import get_llm
+        from zhiwen.retrieve.rerank import RerankerUnavailable, get_reranker
+
+        get_llm(settings)
+        rerank = runtime.get().rerank
+        if rerank.enabled:
+            check = getattr(get_reranker(rerank, api_key=settings.rerank.api_key), "check", None)
+            if callable(check):
+                try:
+                    check()
+                except RerankerUnavailable as exc:
+                    log.warning("rerank is enabled but cannot run: %s", exc.message)
+    except Exception:  # a warm-up only: the first request reports any real problem
+        log.debug("warm-up failed", exc_info=True)
 
 
 def create_app(
@@ -58,8 +92,26 @@ def create_app(
     """
     settings = settings or get_settings()
     registry = apps if apps is not None else load_apps()
+    configure_resilience(settings)
 
-    app = FastAPI(
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # admitted answer + search requests each hold a worker thread: never let them take every
+        # thread of the pool that cheap routes and FastAPI's sync dependencies share
+        limiter = anyio.to_thread.current_default_thread_limiter()
+        cfg = settings.resilience
+        limiter.total_tokens = max(limiter.total_tokens, cfg.answer_concurrency + cfg.search_concurrency + 16)
+        # the LLM client (the openai SDK takes ~1 s to import) loads in the background, so the
+        # first questions do not spend their deadline on it
+        runtime = app.state.dynamic_settings
+        threading.Thread(
+            target=_warm_up, args=(settings, runtime), name="zhiwen-warm-up", daemon=True
+        ).start()
+        yield
+
+    app = FastAPIOffline(
+        lifespan=lifespan,
+        static_url="/static-offline-docs",
         title="知问 zhiwen",
         version=__version__,
         description=(
@@ -73,6 +125,9 @@ def create_app(
     app.state.apps = registry
 
     install_exception_handlers(app)
+    # added first = innermost: admission holds a slot only for requests that passed every check
+    app.add_middleware(AdmissionMiddleware, settings=settings)
+    app.add_middleware(InputHygieneMiddleware, streams_own_body=documents.is_upload_path)
     # added last = outermost: the context middleware sees (and ids, counts) the 413s too
     app.add_middleware(
         BodyLimitMiddleware,

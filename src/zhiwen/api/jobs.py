@@ -4,7 +4,9 @@ An upload is saved under ``$ZHIWEN_HOME/uploads/<job id>/`` with sanitized names
 :class:`Job`; one worker thread indexes jobs in order (indexing is CPU-bound, and a KB takes one
 writer at a time anyway). Each file is parsed and indexed on its own, so a bad file fails alone
 and leaves nothing in the KB; an unchanged file (same SHA-256 as the indexed one) is skipped, a
-changed one replaces its chunks (the store's per-document upsert). The ledger
+changed one replaces its chunks (the store's per-document upsert). A file is "indexed" once its
+text is stored and BM25-searchable; its vectors fill in behind, in the process's background
+filler (:mod:`zhiwen.kb.background`), so a big upload never holds the queue. The ledger
 ``<kb>/documents.json`` keeps each uploaded file's last status and error, so the document list
 shows failed uploads next to indexed documents.
 
@@ -241,7 +243,9 @@ class JobManager:
 
             doc = Document(doc.id, doc.text, doc.title, {**doc.metadata, "chunks": len(chunks)})
             try:
-                kb.index_documents([doc], chunks=chunks, prune=False, progress=False)
+                # lexical-first: searchable as soon as its text is stored; the process's
+                # background filler embeds it behind (kb.info() shows the dense coverage)
+                kb.index_documents([doc], chunks=chunks, prune=False, progress=False, dense="background")
             except ZhiwenError as exc:
                 entry.status, entry.error = "failed", f"「{entry.name}」导入失败：{exc.message}"
                 entry.seconds = round(time.perf_counter() - start, 3)

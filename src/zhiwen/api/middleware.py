@@ -33,9 +33,10 @@ log = logging.getLogger("zhiwen.api.access")
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 
 
-async def _send_envelope(
+async def send_json(
     send: Send, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]]
 ) -> None:
+    """Answer a request from a middleware (before routing) with a JSON body."""
     payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
     await send(
         {
@@ -101,7 +102,7 @@ class RequestContextMiddleware:
                 body = error_body(1099, "服务暂时不可用，请稍后重试", {"request_id": request_id})
                 if is_openai_path(str(scope.get("path", ""))):
                     body = openai_error_body("服务暂时不可用，请稍后重试", "server_error", "internal_error")
-                await _send_envelope(send, 500, body, [rid_header])
+                await send_json(send, 500, body, [rid_header])
         finally:
             elapsed = time.perf_counter() - t0
             route = route_template(scope)
@@ -148,7 +149,7 @@ class BodyLimitMiddleware:
             body = error_body(
                 3005, message, {"max_bytes": limit, **({"content_length": size} if size is not None else {})}
             )
-        await _send_envelope(send, 413, body, [(b"connection", b"close")])
+        await send_json(send, 413, body, [(b"connection", b"close")])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (

@@ -20,6 +20,7 @@ _COMMAND_MODULES = (
     "zhiwen.cli.index",  # index, kb list/info/delete
     "zhiwen.cli.search",  # search
     "zhiwen.cli.eval",  # eval
+    "zhiwen.cli.tune",  # tune (a KB's fusion / BM25 / feedback parameters)
     "zhiwen.cli.serve",  # serve, demo
     "zhiwen.cli.ask",  # ask (dispatches to the KB's app)
     "zhiwen.cli.apps",  # apps, and every app's own group (zhiwen <app> …)

@@ -9,17 +9,25 @@ Example::
 
 ``demo`` (re)builds the KB ``demo`` from :func:`zhiwen.ingest.sample_kb_path` only when it is
 missing, was built with another embedder, or the sample files changed (a content fingerprint
-is kept in the KB's config), so a second start is instant.
+is kept in the KB's config), so a second start is instant. It builds the text index only and
+serves at once (answers within seconds of a fresh install); the vectors fill in behind.
+
+On start the server resumes, in one background thread, the vectors that any of its KBs still
+lacks (an interrupted ``zhiwen index``, ``--dense skip``, the demo) — one KB at a time, small
+batches, so a user's query never waits long for the model; searches meanwhile fuse what exists
+and report their ``dense_coverage``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import socket
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from fastapi import FastAPI
@@ -28,6 +36,9 @@ from zhiwen.appkit.console import console, run_cli
 from zhiwen.config import Settings, get_settings
 from zhiwen.errors import InvalidParameter
 
+if TYPE_CHECKING:
+    from zhiwen.kb.knowledge_base import DenseMode
+
 log = logging.getLogger(__name__)
 
 DEMO_KB = "demo"
@@ -35,13 +46,40 @@ _FINGERPRINT_KEY = "sample_fingerprint"
 
 
 def app_factory() -> FastAPI:
-    """What uvicorn imports (``--reload`` workers too): logging, then the app."""
+    """What uvicorn imports (``--reload`` workers too): logging, then the app, which resumes
+    filling its KBs' missing vectors in the background while it serves."""
     from zhiwen.api.app import create_app
     from zhiwen.logging import setup_logging
 
     settings = get_settings()
     setup_logging(settings)
-    return create_app(settings)
+    app = create_app(settings)
+    with_vector_filler(app, settings)
+    return app
+
+
+def with_vector_filler(app: FastAPI, settings: Settings) -> None:
+    """Around the app's own lifespan: resume every KB's missing vectors after start, stop the
+    filler (between two batches; committed vectors stay) at shutdown."""
+    from zhiwen.kb.background import vector_filler
+
+    inner = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(application: Any) -> AsyncIterator[Any]:
+        async with inner(application) as state:
+            filler = vector_filler()
+            try:
+                queued = filler.resume_all(settings)
+                log.info("vector filler: checking %d knowledge base(s) for missing vectors", queued)
+            except OSError as exc:  # an unreadable home must not stop the server
+                log.warning("cannot resume missing vectors: %s", exc)
+            try:
+                yield state
+            finally:
+                filler.stop()
+
+    app.router.lifespan_context = lifespan
 
 
 def _check_port(host: str, port: int) -> None:
@@ -91,9 +129,17 @@ def sample_fingerprint(path: Path) -> str:
 
 
 def ensure_demo_kb(
-    settings: Settings, *, embedder: str | None = None, rebuild: bool = False, progress: bool = True
+    settings: Settings,
+    *,
+    embedder: str | None = None,
+    rebuild: bool = False,
+    progress: bool = True,
+    dense: DenseMode = "foreground",
 ) -> dict[str, Any]:
-    """Create or refresh KB ``demo`` from the bundled sample; returns what was done."""
+    """Create or refresh KB ``demo`` from the bundled sample; returns what was done.
+
+    ``dense="skip"`` (``zhiwen demo``) builds the text index only: the server fills the vectors.
+    """
     from zhiwen.ingest import sample_kb_path
     from zhiwen.kb import delete_kb, open_kb
 
@@ -115,7 +161,7 @@ def ensure_demo_kb(
         if existing.get("embedder") != want or rebuild:
             delete_kb(DEMO_KB, settings)
     kb = open_kb(DEMO_KB, settings=settings, create=True, embedder=want)
-    report = kb.index_path(source, fmt="markdown", prune=True, progress=progress)
+    report = kb.index_path(source, fmt="markdown", prune=True, progress=progress, dense=dense)
     open_kb(DEMO_KB, settings=settings, extra={_FINGERPRINT_KEY: fingerprint})  # saved in kb.json
     return {
         "kb": DEMO_KB,
@@ -123,6 +169,7 @@ def ensure_demo_kb(
         "embedder": want,
         "documents": report.documents,
         "chunks": report.chunks,
+        "vectors_missing": report.vectors_missing,
         "seconds": round(report.seconds, 2),
     }
 
@@ -150,11 +197,12 @@ def register(app: typer.Typer) -> None:
         host = host or settings.api.host
         port = port or settings.api.port
         _check_port(host, port)  # fail before spending seconds on indexing
-        result = ensure_demo_kb(settings, embedder=embedder, rebuild=rebuild)
+        result = ensure_demo_kb(settings, embedder=embedder, rebuild=rebuild, progress=False, dense="skip")
         if result["built"]:
+            pending = "，向量在后台补全" if result["vectors_missing"] else ""
             console.print(
                 f"已建立知识库 demo：{result['documents']} 篇文档，{result['chunks']} 个片段，"
-                f"向量模型 {result['embedder']}，用时 {result['seconds']} 秒"
+                f"向量模型 {result['embedder']}，用时 {result['seconds']} 秒{pending}"
             )
         else:
             console.print(f"知识库 demo 已是最新（向量模型 {result['embedder']}）")

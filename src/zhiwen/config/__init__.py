@@ -43,6 +43,22 @@ class EmbeddingSettings(BaseModel):
     threads: int | None = Field(None, ge=1, le=256)
 
 
+class FeedbackSettings(BaseModel):
+    """Pseudo-relevance feedback (``zhiwen.retrieve.feedback``): RM3 for BM25, Rocchio for dense.
+
+    On by default: with these values it lifted RGB-zh hybrid nDCG@10 and kept CMRC2018 where it
+    was (``bench/bench_retrieval.py``). A KB's ``zhiwen tune`` result overrides them.
+    """
+
+    enabled: bool = True
+    docs: int = Field(10, ge=1, le=100)  # first-pass passages taken as relevant
+    terms: int = Field(30, ge=0, le=200)  # RM3 expansion terms (30 beat 10/20 on both sets)
+    query_weight: float = Field(0.5, ge=0.0, le=1.0)  # RM3 λ: the original query's share
+    vector_weight: float = Field(0.5, ge=0.0, le=1.0)  # Rocchio β: the centroid's share
+    floor: float = Field(0.5, ge=0.0, le=1.0)  # weakest feedback passage's weight vs the best
+    min_term_chars: int = Field(2, ge=1, le=10)  # shorter expansion terms are dropped
+
+
 class RetrievalSettings(BaseModel):
     default_mode: str = "hybrid"  # bm25 | dense | hybrid
     # weighted min-max won on both labelled sets (BASELINES.md); rrf is one setting away
@@ -59,6 +75,10 @@ class RetrievalSettings(BaseModel):
     # parent/child chunking of markdown
     chunk_max_chars: int = Field(800, ge=50, le=20000)
     chunk_overlap_chars: int = Field(80, ge=0, le=2000)
+    # BM25 parameters (None = the store's own: k1 1.5, b 0.75); a KB's tuned values win
+    bm25_k1: float | None = Field(None, ge=0.0, le=10.0)
+    bm25_b: float | None = Field(None, ge=0.0, le=1.0)
+    feedback: FeedbackSettings = Field(default_factory=FeedbackSettings)
 
 
 class RerankSettings(BaseModel):
@@ -112,10 +132,13 @@ class LLMSettings(BaseModel):
 class AnswerSettings(BaseModel):
     """The offline (extractive) answer: lead length and the relevance floor (per KB: ``kb.json``
     ``extra["relevance_floor"]`` overrides it). The floor keeps ≥ 95 % of the answerable questions
-    of half a of CMRC2018 and of RGB-zh (bench/bench_answers.py); news-like KBs with many
-    near-miss passages reject more at ~0.53."""
+    of half a of CMRC2018 and of RGB-zh each (bench/bench_answers.py --fit-floor); news-like KBs
+    with many same-topic passages reject more at ~0.4 (keeping ~88 %).
+    ``search_relevance_floor``: :func:`zhiwen.generate.relevance.relevance_verdict`'s floor, for a
+    search route's optional "no relevant documents" (lower: search shows passages *about* a query)."""
 
-    relevance_floor: float = Field(0.28, ge=0.0, le=1.0)
+    relevance_floor: float = Field(0.245, ge=0.0, le=1.0)
+    search_relevance_floor: float = Field(0.1, ge=0.0, le=1.0)
     lead_max_chars: int = Field(200, ge=40, le=2000)
 
 
@@ -131,6 +154,32 @@ class APISettings(BaseModel):
     # bearer keys of the OpenAI-compatible front door (/v1/*), a JSON list:
     # ZHIWEN_API__KEYS='["sk-a","sk-b"]'; empty = /v1/* is open (a local, offline server)
     keys: list[str] = []
+
+
+class ResilienceSettings(BaseModel):
+    """Deadlines, bulkheads and circuit breakers of the server (``zhiwen.resilience``).
+
+    One deadline per request bounds every call inside it (LLM, rerank, embedding endpoint, search
+    waits); work of each kind has its own bounded concurrency, and a full queue answers 503 with
+    ``Retry-After``. Env: ``ZHIWEN_RESILIENCE__REQUEST_TIMEOUT_S=5``.
+    """
+
+    request_timeout_s: float | None = Field(None, gt=0, le=3600)  # None: llm.timeout_s
+    # route-level admission: requests at once, and how many may wait, per kind of work
+    answer_concurrency: int = Field(16, ge=1, le=1024)  # QA, chat completions, app routes
+    answer_queue: int = Field(32, ge=0, le=10000)
+    search_concurrency: int = Field(16, ge=1, le=1024)  # search, /v1/embeddings
+    search_queue: int = Field(64, ge=0, le=10000)
+    queue_wait_s: float = Field(5.0, gt=0, le=600)  # longest wait in a queue before 503
+    # dependency bulkheads: calls at once; a caller waits at most dependency_wait_s for a slot
+    llm_concurrency: int = Field(16, ge=1, le=1024)
+    rerank_concurrency: int = Field(4, ge=1, le=256)
+    embedding_concurrency: int = Field(8, ge=1, le=256)
+    dependency_wait_s: float = Field(1.0, ge=0, le=60)
+    # circuit breaker per external endpoint: open after N failures in a row, probe after T s
+    breaker_failures: int = Field(5, ge=1, le=1000)
+    breaker_reset_s: float = Field(30.0, gt=0, le=3600)
+    retry_after_s: int = Field(2, ge=1, le=3600)  # the Retry-After of a 503
 
 
 class PostgresSettings(BaseModel):
@@ -185,6 +234,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
     api: APISettings = Field(default_factory=APISettings)
+    resilience: ResilienceSettings = Field(default_factory=ResilienceSettings)
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
 

@@ -34,7 +34,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from zhiwen.config import Settings
-from zhiwen.fsutil import atomic_write_json
+from zhiwen.errors import StoreUnavailable
+from zhiwen.fsutil import atomic_write_json, disk_problem
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +197,9 @@ class DynamicSettingsService:
         """Apply a partial update ``{section: {key: value}}``; ``None`` removes an override.
 
         Raises :class:`pydantic.ValidationError` (nothing written) on an unknown key or a bad
-        type/range.
+        type/range, and :class:`~zhiwen.errors.StoreUnavailable` (503, the settings in force and
+        on disk unchanged, no temporary file left) when the file cannot be written: a full or
+        read-only disk.
         """
         self._reload()
         with self._lock:
@@ -230,5 +233,15 @@ class DynamicSettingsService:
             return self._effective
 
     def _write(self, overrides: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_json(self.path, overrides, sort_keys=True)
+        """Replace the overrides file atomically; a disk fault leaves the old one in place."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_json(self.path, overrides, sort_keys=True)
+        except OSError as exc:
+            reason = disk_problem(exc)
+            log.warning("cannot save runtime settings to %s: %s", self.path, exc)
+            raise StoreUnavailable(
+                f"cannot write {self.path}: {exc}",
+                message=f"设置未保存：{reason}（{self.path.parent}），现有设置保持不变，请检查磁盘后重试",
+                data={"path": str(self.path), "errno": exc.errno},
+            ) from exc

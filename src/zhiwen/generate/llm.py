@@ -18,6 +18,11 @@ Behaviour:
 
 * ``timeout_s`` bounds the WHOLE call — attempts, backoff and the streamed reply — with one
   :class:`~zhiwen.retry.Deadline`; a server that drips a byte a second cannot hold a call longer.
+  Inside a server request a call gets at most what is left of the request's one deadline, so a
+  second call (an app that asks twice) never starts a fresh ``timeout_s``.
+* Each endpoint has a circuit breaker and every call a slot of the ``llm`` bulkhead
+  (:mod:`zhiwen.resilience`): while the breaker is open, or no slot frees in time, a call fails at
+  once with outcome ``breaker_open`` / ``busy`` and the caller answers extractively.
 * Retries (``max_retries``; the SDK's own are off) with exponential backoff + jitter on 429, 5xx
   and connection errors; ``Retry-After`` is honoured when it fits in the deadline.
   400/401/403/404 are not retried; a 400 to ``response_format`` / ``stream_options`` (servers

@@ -11,6 +11,8 @@ connection refused / reset             ``LLMError`` (1099)         ``unreachable
 garbage, cut stream, no choices        ``LLMError`` (1099)         ``bad_reply``
 empty reply                            ``LLMError`` (1099)         ``empty``
 reply (or tool arguments) not JSON     ``LLMError`` (1099)         ``bad_json``
+endpoint's circuit breaker open        ``LLMError`` (1099)         ``breaker_open``
+no LLM slot free in time (bulkhead)    ``LLMError`` (1099)         ``busy``
 =====================================  ==========================  ========================
 
 Example::

@@ -2,7 +2,13 @@
 
 Our deadline and retries (:mod:`zhiwen.retry`) wrap the SDK, whose own retries are off; its
 HTTP client reads through :class:`~zhiwen.retry.DeadlineTransport`, so one ``timeout_s`` bounds
-attempts, backoff and streamed reads alike.
+attempts, backoff and streamed reads alike — and inside a server request, never more than what is
+left of the request's deadline (:meth:`~zhiwen.retry.Deadline.within`).
+
+Every call goes through :func:`zhiwen.resilience.guard`: the endpoint's circuit breaker (open
+after ``resilience.breaker_failures`` timeouts, 5xx, 429 or broken replies in a row: calls fail
+fast with outcome ``breaker_open``) and the ``llm`` bulkhead (no slot in time: ``busy``). A call
+that fails says so with :func:`~zhiwen.resilience.note_degraded`; callers answer extractively.
 
 Example::
 
@@ -25,7 +31,7 @@ import anyio
 import httpx2
 
 from zhiwen.config import LLMSettings
-from zhiwen.errors import LLMError
+from zhiwen.errors import LLMError, LLMTimeout
 from zhiwen.generate.base import ChatResult, Message, Stop, StreamEvent
 from zhiwen.generate.llm_errors import error_outcome, is_retryable, llm_error, retry_after_s, to_llm_error
 from zhiwen.generate.llm_parse import (
@@ -38,6 +44,7 @@ from zhiwen.generate.llm_parse import (
     usage_tokens,
 )
 from zhiwen.metrics import LLM_CALLS, LLM_ERRORS, LLM_LATENCY, LLM_TOKENS
+from zhiwen.resilience import DependencyUnavailable, guard, note_degraded
 from zhiwen.retry import Deadline, DeadlineExceeded, DeadlineTransport, RetryPolicy, retry_call
 
 if TYPE_CHECKING:
@@ -54,6 +61,9 @@ _OPTIONAL_PARAMS = ("response_format", "stream_options")
 # Keyless local servers (vLLM, Ollama, llama.cpp) take any key; never fall back to OPENAI_API_KEY,
 # which must not be sent to an unrelated base URL.
 _NO_KEY = "EMPTY"
+# failures that say the endpoint is unwell (the breaker counts them); a 4xx for our request or an
+# empty / non-JSON reply does not
+_ENDPOINT_FAILURES = frozenset({"timeout", "unreachable", "http_error", "bad_reply", "rate_limited"})
 
 
 @contextlib.contextmanager
@@ -76,9 +86,13 @@ def _close_stream(value: object) -> None:
         close()
 
 
+def _is_sse(stream: openai.Stream[Any]) -> bool:
+    return "text/event-stream" in stream.response.headers.get("content-type", "text/event-stream")
+
+
 def _chunks(stream: openai.Stream[Any]) -> Iterator[dict[str, Any]]:
     """The stream's chunks as dicts; a plain JSON completion (``stream`` ignored) as one chunk."""
-    if "text/event-stream" not in stream.response.headers.get("content-type", "text/event-stream"):
+    if not _is_sse(stream):
         yield completion_chunk(json.loads(stream.response.read()))
         return
     for chunk in stream:
@@ -107,6 +121,7 @@ class OpenAIChatClient:
             raise ValueError("base_url is required")
         base = base_url.rstrip("/").removesuffix("/chat/completions")
         self.url = base + "/chat/completions"
+        self.endpoint = base  # the circuit breaker's key (``/healthz`` shows it under this name)
         self.base_url = base_url
         self.model = model
         self.timeout_s = timeout_s
@@ -216,10 +231,30 @@ class OpenAIChatClient:
         except DeadlineExceeded as exc:
             raise to_llm_error(exc, deadline=deadline) from exc
 
+    @contextlib.contextmanager
+    def _guarded(self, deadline: Deadline) -> Iterator[None]:
+        """The block is one call to the endpoint: breaker and bulkhead around it, outcome told."""
+        if deadline.expired:  # the request's time is spent: no call, and not the endpoint's fault
+            raise llm_error(LLMTimeout, "no time left within the request's deadline", "timeout")
+        try:
+            with guard("llm", self.endpoint, deadline) as call:
+                try:
+                    yield
+                except LLMError as exc:
+                    if error_outcome(exc) in _ENDPOINT_FAILURES:
+                        call.failed(exc)
+                    else:
+                        call.succeeded()
+                    raise
+                call.succeeded()
+        except DependencyUnavailable as exc:
+            raise llm_error(LLMError, str(exc), exc.reason) from exc
+
     def _finish(self, purpose: str, started: float, outcome: str, exc: LLMError | None = None) -> None:
         LLM_CALLS.labels(purpose=purpose, outcome=outcome).inc()
         LLM_LATENCY.labels(purpose=purpose).observe(time.perf_counter() - started)
         if exc is not None:
+            note_degraded("llm", outcome)
             LLM_ERRORS.labels(code=str(exc.code)).inc()
             log.warning(
                 "LLM call failed (purpose=%s, outcome=%s, code=%s): %s",
@@ -264,15 +299,16 @@ class OpenAIChatClient:
             stop=stop,
             json_mode=json_mode,
         )
-        deadline = Deadline(timeout_s or self.timeout_s)
+        deadline = Deadline.within(timeout_s or self.timeout_s)
         try:
-            body = self._request(params, deadline).to_dict(warnings=False)
-            try:
-                choice = body["choices"][0]
-                message = choice.get("message") or {}
-                content = message_text(message.get("content"))
-            except (KeyError, IndexError, TypeError, AttributeError) as exc:
-                raise llm_error(LLMError, f"malformed reply: {str(body)[:200]!r}", "bad_reply") from exc
+            with self._guarded(deadline):
+                body = self._request(params, deadline).to_dict(warnings=False)
+                try:
+                    choice = body["choices"][0]
+                    message = choice.get("message") or {}
+                    content = message_text(message.get("content"))
+                except (KeyError, IndexError, TypeError, AttributeError) as exc:
+                    raise llm_error(LLMError, f"malformed reply: {str(body)[:200]!r}", "bad_reply") from exc
             tool_calls = parse_tool_calls(message)
             if not content.strip() and not tool_calls:
                 raise llm_error(LLMError, "empty reply", "empty")
@@ -321,17 +357,21 @@ class OpenAIChatClient:
 
     def _stream_events(self, params: dict[str, Any], purpose: str, timeout: float) -> Iterator[StreamEvent]:
         started = time.perf_counter()
-        deadline = Deadline(timeout)
+        deadline = Deadline.within(timeout)
         assembler = StreamAssembler()
         try:
-            stream = self._request(params, deadline)
-            try:
-                for chunk in deadline.iterate(_chunks(stream), close=stream.close):
-                    yield from assembler.feed(chunk)
-            except LLMError:
-                raise
-            except Exception as exc:  # transport, SDK, garbage SSE data, deadline
-                raise to_llm_error(exc, deadline=deadline, streaming=True) from exc
+            with self._guarded(deadline):
+                stream = self._request(params, deadline)
+                try:
+                    for chunk in deadline.iterate(_chunks(stream), close=stream.close):
+                        yield from assembler.feed(chunk)
+                except LLMError:
+                    raise
+                except Exception as exc:  # transport, SDK, garbage SSE data, deadline
+                    raise to_llm_error(exc, deadline=deadline, streaming=True) from exc
+                if assembler.finish_reason is None and _is_sse(stream):
+                    # the SDK ends quietly when the connection closes before [DONE]: a cut reply
+                    raise llm_error(LLMError, "stream ended without a finish reason", "bad_reply")
             if assembler.empty:
                 raise llm_error(LLMError, "empty reply", "empty")
             final = assembler.finish()

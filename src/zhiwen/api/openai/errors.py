@@ -198,8 +198,10 @@ def zhiwen_error_response(exc: zerr.ZhiwenError) -> JSONResponse:
     status, body = describe_zhiwen_error(exc)
     if status >= 500:
         log.warning("request failed: %s", exc, extra={"code": exc.code})
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(body, status_code=status, headers=headers)
+    headers = dict(getattr(exc, "headers", None) or {})  # e.g. Retry-After of a 503
+    if status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    return JSONResponse(body, status_code=status, headers=headers or None)
 
 
 _VALIDATION_CODES = {3001: "missing_required_parameter", 3002: "invalid_type", 3003: "invalid_value"}
