@@ -122,9 +122,9 @@ def test_tool_names_limit_the_schemas_and_pydantic_results_are_dumped(
 @pytest.mark.parametrize(
     ("name", "arguments", "code", "message"),
     [
-        ("add", {"a": 3}, 3001, "缺少必需参数：b"),
+        ("add", {"a": 3}, 3001, "缺少必需参数：b（第二个加数）"),
         ("add", {"a": "三", "b": 4}, 3002, "参数类型错误：a"),
-        ("add", {"a": 3, "b": -4}, 2001, "输入参数有误：b"),
+        ("add", {"a": 3, "b": -4}, 2001, "输入参数有误：b（第二个加数，须不小于 0）"),
         ("multiply", {"a": 3, "b": 4}, 3004, "工具不存在：multiply"),
     ],
 )
@@ -162,7 +162,7 @@ def test_without_an_llm_the_planner_picks_the_calls() -> None:
     assert not result.llm_used and result.fallback_reason == "no_llm" and result.content == ""
     assert planner.seen == [QUESTION]
     assert result.calls[0].result == {"sum": 3}
-    assert result.calls[1].error == {"code": 3001, "message": "缺少必需参数：b"}  # never raised
+    assert result.calls[1].error == {"code": 3001, "message": "缺少必需参数：b（第二个加数）"}  # never raised
 
 
 def test_without_an_llm_or_a_planner_nothing_is_called() -> None:

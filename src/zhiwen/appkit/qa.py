@@ -26,7 +26,12 @@ DEFAULT_TOP_K = 5
 
 def source_citation(source: Source, kb: str | None) -> Citation:
     return Citation(
-        kb=kb, id=source.doc_id, title=source.title, score=round(source.score, 6), metadata=source.metadata
+        kb=kb,
+        id=source.doc_id,
+        title=source.title,
+        text=source.text,
+        score=round(source.score, 6),
+        metadata=source.metadata,
     )
 
 
@@ -48,7 +53,9 @@ def app_events(events: Iterator[QAEvent], kb: str | None) -> Iterator[AppEvent]:
     """QA stream tuples → :class:`AppEvent`: ``sources`` (citations), ``delta``, ``done``."""
     for name, data in events:
         if name == "sources":
-            sources = [Source(d["doc_id"], d["title"], d["score"], d["metadata"]) for d in data]
+            sources = [
+                Source(d["doc_id"], d["title"], d["score"], d["metadata"], d.get("text", "")) for d in data
+            ]
             yield AppEvent("sources", {"sources": [source_citation(s, kb).model_dump() for s in sources]})
         elif name == "delta":
             yield AppEvent("delta", {"text": data})

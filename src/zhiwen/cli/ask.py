@@ -21,6 +21,7 @@ from zhiwen.appkit.console import parse_options, print_app_answer, require_quest
 from zhiwen.appkit.context import build_context
 from zhiwen.appkit.qa import generic_ask
 from zhiwen.apps.registry import load_apps
+from zhiwen.resilience.text import require_clean_text
 
 
 def register(app: typer.Typer) -> None:
@@ -34,6 +35,8 @@ def register(app: typer.Typer) -> None:
         option: list[str] = typer.Option(None, "--option", "-o", help="应用参数 key=value，可重复"),
     ) -> None:
         """向知识库提问：由知识库所属的应用（如 recipes、listings）回答，并列出来源。"""
+        # bytes that are not UTF-8 arrive as lone surrogates: refuse them (3002) before any work
+        question = require_clean_text(question, "question")
         request = AskRequest(
             question=require_question(question), kb=kb, top_k=top_k, options=parse_options(option)
         )

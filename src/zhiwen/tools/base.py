@@ -28,6 +28,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -44,18 +45,52 @@ def _field_name(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in loc) or "参数"
 
 
-def validation_error(exc: ValidationError) -> ToolValidationError | MissingParameter | WrongParameterType:
-    """The first pydantic error as a coded error with seed 003's message naming the field."""
+_BOUNDS = {
+    "greater_than": ("gt", "须大于"),
+    "greater_than_equal": ("ge", "须不小于"),
+    "less_than": ("lt", "须小于"),
+    "less_than_equal": ("le", "须不大于"),
+}
+
+
+def _label(model: type[BaseModel] | None, name: str) -> str:
+    """The field's Chinese name: its description up to the first comma (``首付比例，如 0.3`` → 首付比例)."""
+    field = model.model_fields.get(name) if model is not None else None
+    text = (field.description or "") if field is not None else ""
+    return re.split(r"[，,（(；;：:]", text, maxsplit=1)[0].strip()
+
+
+def _explain(first: Mapping[str, Any], label: str) -> str:
+    """``（首付比例，须小于 1）`` — what a person needs to fix the value; empty when nothing is known."""
+    parts = [label] if label else []
+    bound = _BOUNDS.get(str(first.get("type", "")))
+    ctx = first.get("ctx") or {}
+    if bound is not None and bound[0] in ctx:
+        value = ctx[bound[0]]
+        parts.append(f"{bound[1]} {value:g}" if isinstance(value, float) else f"{bound[1]} {value}")
+    return f"（{'，'.join(parts)}）" if parts else ""
+
+
+def validation_error(
+    exc: ValidationError, model: type[BaseModel] | None = None
+) -> ToolValidationError | MissingParameter | WrongParameterType:
+    """The first pydantic error as a coded error with seed 003's message naming the field.
+
+    With the arguments' ``model`` the message also gives the field's Chinese name and, for a
+    value out of range, the bound: ``输入参数有误：down_payment_ratio（首付比例，须小于 1）``.
+    """
     first = exc.errors()[0]
     name = _field_name(tuple(first.get("loc", ())))
     kind = str(first.get("type", ""))
     detail = f"{name}: {first.get('msg', '')}"
+    label = _label(model, name)
+    data = {"field": name, "label": label} if label else {"field": name}
     if kind == "missing":
-        return MissingParameter(detail, message=f"缺少必需参数：{name}", data={"field": name})
+        return MissingParameter(detail, message=f"缺少必需参数：{name}{_explain({}, label)}", data=data)
     # int_from_float: 2.5 for an integer field is the wrong type, not a wrong value
     if any(kind.endswith(t) for t in _TYPE_ERRORS) or kind in ("model_type", "int_from_float"):
-        return WrongParameterType(detail, message=f"参数类型错误：{name}", data={"field": name})
-    return ToolValidationError(detail, message=f"输入参数有误：{name}", data={"field": name})
+        return WrongParameterType(detail, message=f"参数类型错误：{name}{_explain({}, label)}", data=data)
+    return ToolValidationError(detail, message=f"输入参数有误：{name}{_explain(first, label)}", data=data)
 
 
 _JSON_TYPES: tuple[tuple[type, str], ...] = (
@@ -137,7 +172,7 @@ class Tool(Generic[A]):
         try:
             return self.args_model.model_validate(data)  # type: ignore[return-value]
         except ValidationError as exc:
-            raise validation_error(exc) from None
+            raise validation_error(exc, self.args_model) from None
 
     def run(self, args: A) -> Any:
         raise NotImplementedError

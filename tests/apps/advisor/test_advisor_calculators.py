@@ -7,13 +7,14 @@ rule), 6 (totals are the sum of their parts).
 from __future__ import annotations
 
 from datetime import date
+from decimal import Decimal
 from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zhiwen.apps.advisor.calculators.loan import compute_loan, max_principal, to_decimal
+from zhiwen.apps.advisor.calculators.loan import annuity_payment, compute_loan, max_principal, to_decimal
 from zhiwen.apps.advisor.calculators.tax import compute_tax, total_cost
 from zhiwen.apps.advisor.rules import get_rulebook
 
@@ -212,3 +213,10 @@ def test_property6_total_cost_is_the_sum(down: float, interest: float, taxes: fl
 def test_agent_fee_rate_is_configurable() -> None:
     r = compute_tax(price=1_000_000, area=80, is_first_home=True, house_age_years=5, agent_fee_rate=0.01)
     assert r.agent_fee == 10_000.0 and r.agent_fee_rate == 0.01
+
+
+def test_a_rate_too_small_to_move_the_growth_factor_is_a_zero_rate() -> None:
+    # found by schemathesis: rate 5e-324 gave (1 + r)^n == 1 and a DivisionByZero (HTTP 500)
+    tiny = Decimal("5e-324") / 1200
+    assert annuity_payment(Decimal(1200), tiny, 12) == Decimal(100)
+    assert max_principal(Decimal(100), tiny, 12) == Decimal(1200)

@@ -77,7 +77,8 @@ def test_property3_invalid_arguments_raise_validation_errors(name: str, data: st
 def test_invalid_values_are_2001(args: dict[str, Any], field: str) -> None:
     with pytest.raises(ToolValidationError) as exc:
         REGISTRY.call("calc_loan", args)
-    assert exc.value.code == 2001 and exc.value.message == f"输入参数有误：{field}"
+    assert exc.value.code == 2001 and exc.value.message.startswith(f"输入参数有误：{field}（")
+    assert exc.value.data["field"] == field and exc.value.data["label"]
 
 
 def level_of(payment: Decimal, income: Decimal) -> str:

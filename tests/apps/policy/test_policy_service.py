@@ -138,6 +138,7 @@ def test_failing_kb_falls_back(mini_ctx: AppContext, monkeypatch: pytest.MonkeyP
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(airline, "search", broken)
+    monkeypatch.setattr(airline, "search_detailed", broken)
     d = ask_policy(SEED_1, mini_ctx).data()
     assert (d["strategy"], d["fallback_reason"]) == ("single", "kb_error")
     assert "policy_airline" in d["kb_errors"] and {s["kb"] for s in d["sources"]} <= {

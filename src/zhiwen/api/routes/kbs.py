@@ -1,4 +1,4 @@
-"""``GET /api/v1/kbs`` (every KB with its app and info) and ``GET /api/v1/kbs/{kb}``."""
+"""``GET /api/v1/kbs`` (every KB with its app and info), ``GET`` and ``DELETE /api/v1/kbs/{kb}``."""
 
 from __future__ import annotations
 
@@ -78,3 +78,21 @@ async def kb_info(kb: KnowledgeBase = Depends(get_kb)) -> dict[str, Any]:
             "info": info,
         }
     )
+
+
+class KBDeleted(BaseModel):
+    kb: str
+    deleted: bool = True
+
+
+@router.delete("/kbs/{kb}", summary="删除知识库", response_model=Envelope[KBDeleted])
+async def delete_kb(kb: str, registry: KBRegistry = Depends(get_kb_registry)) -> dict[str, Any]:
+    """Delete a whole KB (its directory and, on PostgreSQL or Qdrant, its data there).
+
+    An unknown KB is 404 / 3004; a KB an import is writing is refused (409 / 3008) and kept.
+    """
+    from zhiwen.kb import delete_kb as remove
+
+    await registry.aget(kb)  # 404 for an unknown or invalid name, before anything is touched
+    await run_in_threadpool(remove, kb, registry.settings)
+    return ok({"kb": kb, "deleted": True})

@@ -71,6 +71,7 @@ class Discussion:
             "from": sender,
             "to": to or "all",
             "from_name": role.name,
+            "from_icon": role.icon,
             "to_name": target,
             "content": written.text,
             "tool_calls": [c.to_dict() for c in calls],

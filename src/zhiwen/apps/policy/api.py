@@ -56,6 +56,7 @@ class PolicyAskIn(BaseModel):
 
 
 class PolicySource(BaseModel):
+    group: str = Field("specialist", description="来源分组：specialist（专业库）| general（通用库）")
     kb: str | None = Field(None, description="知识库")
     id: str = Field(description="片段 ID")
     title: str = ""

@@ -76,6 +76,7 @@ class Prepared:
     countries: list[Country]
     kb_errors: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    general_kbs: frozenset[str] = frozenset()  # a source from one of these is "general", else "specialist"
 
     def meta(self) -> dict[str, Any]:
         return {
@@ -99,7 +100,7 @@ class PolicyResult:
         return {
             "answer": self.answer,
             **p.meta(),
-            "sources": [citation_dict(c) for c in p.sources],
+            "sources": [citation_dict(c, p.general_kbs) for c in p.sources],
             "llm_used": self.llm_used,
             "extractive_reason": self.extractive_reason,
             "as_of": p.as_of.isoformat(),
@@ -114,8 +115,9 @@ class PolicyResult:
         return {"top_n": self.prepared.top_n, **self.prepared.retrieval.params}
 
 
-def citation_dict(c: Citation) -> dict[str, Any]:
+def citation_dict(c: Citation, general_kbs: frozenset[str] = frozenset()) -> dict[str, Any]:
     return {
+        "group": "general" if c.kb in general_kbs else "specialist",
         "kb": c.kb,
         "id": c.id,
         "title": c.title,
@@ -285,6 +287,7 @@ def prepare(
         countries=countries,
         kb_errors=kb_errors,
         timings=timings,
+        general_kbs=frozenset(kb.name for kb in general_kbs),
     )
 
 
@@ -345,7 +348,7 @@ def stream_policy(
     settings = settings or get_policy_settings()
     p = prepare(question, ctx, top_n=top_n, as_of=as_of, settings=settings)
     yield AppEvent("meta", p.meta())
-    yield AppEvent("sources", {"sources": [citation_dict(c) for c in p.sources]})
+    yield AppEvent("sources", {"sources": [citation_dict(c, p.general_kbs) for c in p.sources]})
     t = time.perf_counter()
     parts: list[str] = []
     done: dict[str, Any] = {}

@@ -81,18 +81,18 @@ class LoanResult:
 def annuity_payment(principal: Decimal, monthly_rate: Decimal, months: int) -> Decimal:
     """The exact (unrounded) 等额本息 monthly payment; zero rate → principal / months."""
     with localcontext(_CTX):
-        if monthly_rate == 0:
-            return principal / months
         growth = (1 + monthly_rate) ** months
+        if monthly_rate == 0 or growth == 1:  # a rate too small to move (1 + r)^n off 1
+            return principal / months
         return principal * monthly_rate * growth / (growth - 1)
 
 
 def max_principal(monthly_payment: Decimal, monthly_rate: Decimal, months: int) -> Decimal:
     """The loan an (等额本息) monthly payment can carry: the inverse of :func:`annuity_payment`."""
     with localcontext(_CTX):
-        if monthly_rate == 0:
-            return monthly_payment * months
         growth = (1 + monthly_rate) ** months
+        if monthly_rate == 0 or growth == 1:
+            return monthly_payment * months
         return monthly_payment * (growth - 1) / (monthly_rate * growth)
 
 

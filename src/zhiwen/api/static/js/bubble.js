@@ -1,0 +1,97 @@
+// The message bubbles of the chat tabs: the user's question and the answer bubble
+// (data-testid="chat-answer") that renders streamed markdown, flags, sources, copy and retry.
+
+import { renderMarkdown } from "./markdown.js";
+import { openSource, sourceList } from "./sources.js";
+import { copyText, el, emptyNode, errorBox, plainMarks, toast } from "./util.js";
+
+export function userBubble(text) {
+  return el("div", { class: "msg msg-user" }, el("div", { class: "bubble" }, text));
+}
+
+export class AnswerBubble {
+  constructor({ question = "", onRetry = null, label = "回答" } = {}) {
+    this.question = question;
+    this.text = "";
+    this.sources = [];
+    this.frame = 0;
+    this.flags = el("div", { class: "flags" });
+    this.body = el("div", { class: "md", "aria-live": "polite" });
+    this.extra = el("div", { class: "extra" });
+    this.sourcesBox = el("div", { class: "sources-box" });
+    const copy = el("button", { type: "button", class: "ghost small", "data-action": "copy" }, "复制");
+    copy.addEventListener("click", async () =>
+      toast((await copyText(this.text)) ? "已复制回答" : "复制失败", "ok"),
+    );
+    this.actions = el("div", { class: "actions" }, copy);
+    if (onRetry) {
+      const retry = el("button", { type: "button", class: "ghost small", "data-action": "retry" }, "重试");
+      retry.addEventListener("click", () => onRetry(this));
+      this.actions.append(retry);
+    }
+    this.node = el(
+      "article",
+      { class: "msg msg-answer", "data-testid": "chat-answer", "aria-label": label },
+      el("div", { class: "bubble" }, this.flags, this.body, this.extra, this.sourcesBox, this.actions),
+    );
+  }
+
+  setBusy(on) {
+    this.node.dataset.busy = on ? "true" : "false";
+    if (on) this.node.setAttribute("aria-busy", "true");
+    else this.node.removeAttribute("aria-busy");
+    if (on && !this.text) this.body.replaceChildren(el("span", { class: "typing" }, "正在思考"));
+  }
+
+  cite = (n) => {
+    const s = this.sources[n - 1];
+    if (s) openSource(s, { question: this.question, index: n });
+  };
+
+  render() {
+    this.frame = 0;
+    this.body.replaceChildren(
+      renderMarkdown(plainMarks(this.text), { onCite: this.sources.length ? this.cite : null }),
+    );
+  }
+
+  /** Append a streamed piece; renders at most once per animation frame. */
+  append(piece) {
+    this.text += piece;
+    if (!this.frame) this.frame = requestAnimationFrame(() => this.render());
+  }
+
+  setText(text) {
+    this.text = text || "";
+    if (this.frame) cancelAnimationFrame(this.frame);
+    this.render();
+  }
+
+  setSources(sources, options = {}) {
+    this.sources = sources || [];
+    emptyNode(this.sourcesBox);
+    if (!this.sources.length) return;
+    this.sourcesBox.append(
+      el("h3", { class: "sub" }, `来源（${this.sources.length}）`),
+      sourceList(this.sources, { question: this.question, ...options }),
+    );
+    if (this.text) this.render(); // citation markers become buttons
+  }
+
+  setFlags({ llm_used, extractive_reason, answerable, cached } = {}) {
+    emptyNode(this.flags);
+    if (llm_used === true) this.flags.append(el("span", { class: "flag ok" }, "大模型生成"));
+    else if (llm_used === false) {
+      const why = { no_llm: "未配置大模型", llm_error: "大模型调用失败" }[extractive_reason] || "";
+      this.flags.append(el("span", { class: "flag warn" }, `摘录式回答${why ? `（${why}）` : ""}`));
+    }
+    if (answerable === false)
+      this.flags.append(el("span", { class: "flag muted" }, "知识库中可能没有相关内容"));
+    if (cached) this.flags.append(el("span", { class: "flag muted" }, "缓存"));
+  }
+
+  showError(err) {
+    this.body.replaceChildren();
+    this.extra.replaceChildren(errorBox(err));
+  }
+}

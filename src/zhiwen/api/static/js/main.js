@@ -1,0 +1,173 @@
+// 知问 web UI: tabs, the one question box shared by the chat tabs, themes, and the app state
+// every view uses (config, KBs, running a request with its busy marks and a stop button).
+
+import { createAdminView } from "./admin.js";
+import { createAdvisorView } from "./advisor.js";
+import { createCalcView } from "./calc.js";
+import { createChatView } from "./chat.js";
+import { createKbView } from "./kbs.js";
+import { createPolicyView } from "./policy.js";
+import { createPropertyView } from "./property.js";
+import { initSourceDialog } from "./sources.js";
+import { $, $$, api, busy, el, errorBox, store } from "./util.js";
+
+const composer = $("#composer");
+const input = $("#chat-input");
+const send = $("#chat-send");
+const stop = $("#chat-stop");
+
+const app = {
+  config: { apps: [], endpoints: {}, llm_configured: false },
+  kbs: [],
+  controller: null,
+  running: 0,
+  appTitle(name) {
+    const a = this.config.apps.find((x) => x.name === name);
+    return a ? a.title : name;
+  },
+  signal() {
+    return this.controller ? this.controller.signal : undefined;
+  },
+  async reloadKbs() {
+    this.kbs = (await api("/api/v1/kbs")).kbs;
+    for (const v of Object.values(views)) if (v.refreshKbs) v.refreshKbs();
+  },
+  /** Run ``work`` with the active view (or ``node``) and the question box marked busy. */
+  async run(work, node = null) {
+    const view = views[current];
+    this.controller = new AbortController();
+    this.running += 1;
+    send.disabled = true;
+    stop.hidden = false;
+    try {
+      return await busy([composer, node || (view && view.busyNode)], work);
+    } finally {
+      this.running -= 1;
+      if (!this.running) {
+        send.disabled = false;
+        stop.hidden = true;
+      }
+    }
+  },
+};
+
+const views = {
+  chat: createChatView(app),
+  property: createPropertyView(app),
+  policy: createPolicyView(app),
+  advisor: createAdvisorView(app),
+  calc: createCalcView(app),
+  kbs: createKbView(app),
+};
+let current = "chat";
+
+// -- tabs -----------------------------------------------------------------------------------
+const tabs = $$('[role="tab"]');
+
+function select(name, { focus = false } = {}) {
+  if (!views[name]) name = "chat";
+  current = name;
+  for (const tab of tabs) {
+    const on = tab.dataset.view === name;
+    tab.setAttribute("aria-selected", on ? "true" : "false");
+    tab.tabIndex = on ? 0 : -1;
+    if (on && focus) tab.focus();
+    $(`#${tab.getAttribute("aria-controls")}`).hidden = !on;
+  }
+  const chatty = Boolean(views[name].ask);
+  composer.hidden = !chatty;
+  document.body.dataset.view = name;
+  if (chatty) input.placeholder = views[name].placeholder;
+  if (location.hash !== `#${name}`) history.replaceState(null, "", `#${name}`);
+}
+
+for (const tab of tabs) {
+  tab.addEventListener("click", () => select(tab.dataset.view));
+  tab.addEventListener("keydown", (e) => {
+    const i = tabs.indexOf(tab);
+    const to = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: tabs.length - 1 }[e.key];
+    if (to === undefined) return;
+    e.preventDefault();
+    select(tabs[(to + tabs.length) % tabs.length].dataset.view, { focus: true });
+  });
+}
+window.addEventListener("hashchange", () => select(location.hash.slice(1)));
+
+// -- the question box -----------------------------------------------------------------------
+function grow() {
+  input.style.height = "auto";
+  input.style.height = `${Math.min(input.scrollHeight, 200)}px`;
+}
+
+composer.addEventListener("submit", (e) => {
+  e.preventDefault();
+  const question = input.value.trim();
+  const hint = $("#composer-hint");
+  hint.replaceChildren();
+  if (!question) {
+    hint.append(el("span", { role: "alert" }, "请输入问题"));
+    input.focus();
+    return;
+  }
+  if (app.running) return;
+  input.value = "";
+  grow();
+  const view = views[current];
+  app.run(() => view.ask(question)).catch((err) => hint.append(errorBox(err)));
+});
+input.addEventListener("keydown", (e) => {
+  // Enter sends; Shift+Enter is a new line; never while an IME is composing (中文输入法)
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
+    e.preventDefault();
+    composer.requestSubmit();
+  }
+});
+input.addEventListener("input", grow);
+stop.addEventListener("click", () => app.controller && app.controller.abort());
+
+// -- theme ----------------------------------------------------------------------------------
+const THEMES = [
+  ["", "跟随系统"],
+  ["light", "浅色"],
+  ["dark", "深色"],
+];
+const themeButton = $("#theme-toggle");
+
+function applyTheme(theme) {
+  if (theme) document.documentElement.dataset.theme = theme;
+  else delete document.documentElement.dataset.theme;
+  const label = THEMES.find(([t]) => t === theme)[1];
+  themeButton.textContent = `主题：${label}`;
+  themeButton.setAttribute("aria-label", `切换主题（当前：${label}）`);
+}
+themeButton.addEventListener("click", () => {
+  const now = store.get("zhiwen.theme", "");
+  const next = THEMES[(THEMES.findIndex(([t]) => t === now) + 1) % THEMES.length][0];
+  store.set("zhiwen.theme", next);
+  applyTheme(next);
+});
+
+// -- boot -----------------------------------------------------------------------------------
+async function boot() {
+  applyTheme(store.get("zhiwen.theme", ""));
+  initSourceDialog();
+  createAdminView();
+  select(location.hash.slice(1) || "chat");
+  const main = $("#main");
+  main.dataset.busy = "true";
+  try {
+    const [config, kbs] = await Promise.all([api("/api/v1/ui-config"), api("/api/v1/kbs")]);
+    app.config = config;
+    app.kbs = kbs.kbs;
+    input.maxLength = config.max_question_chars || 2000;
+    $("#version").textContent = `v${config.version}`;
+    $("#llm-state").textContent = config.llm_configured ? "已配置大模型" : "未配置大模型 · 摘录式回答";
+  } catch (err) {
+    $("#boot-error").replaceChildren(errorBox(err));
+  }
+  for (const v of Object.values(views)) v.init();
+  main.dataset.busy = "false";
+  document.body.dataset.ready = "true";
+}
+
+boot();

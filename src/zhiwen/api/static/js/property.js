@@ -1,0 +1,272 @@
+// 房源: POST /ask of the listings app. Each question gives property cards (data-testid=
+// "property-card") and an editable panel of the constraints the server understood. /ask takes
+// only a question, so "search again" writes the edited constraints back into one Chinese
+// question (the rules extractor reads it: "浦东新区，300-500万，2-3室，60-90平，有电梯").
+
+import { userBubble } from "./bubble.js";
+import { renderMarkdown } from "./markdown.js";
+import { $, api, el, emptyNode, errorBox, int } from "./util.js";
+
+const num = (s) => (s === undefined || s === null || s === "" ? null : Number(s));
+
+function parseRange(text, unit) {
+  // "300-500万" / "0-500万" / "500万以下" / "500万以上" / "500万左右"
+  if (!text) return [null, null];
+  let m = new RegExp(`([\\d.]+)\\s*-\\s*([\\d.]+)\\s*${unit}`).exec(text);
+  if (m) return [Number(m[1]) || null, Number(m[2])];
+  m = new RegExp(`([\\d.]+)\\s*${unit}\\s*(以下|以内|之内)`).exec(text);
+  if (m) return [null, Number(m[1])];
+  m = new RegExp(`([\\d.]+)\\s*${unit}\\s*以上`).exec(text);
+  if (m) return [Number(m[1]), null];
+  m = new RegExp(`([\\d.]+)\\s*${unit}`).exec(text);
+  return m ? [Number(m[1]) * 0.9, Number(m[1]) * 1.1].map((x) => Math.round(x)) : [null, null];
+}
+
+function rangeText(lo, hi, unit) {
+  if (lo !== null && hi !== null) return `${lo}-${hi}${unit}`;
+  if (hi !== null) return `${hi}${unit}以内`;
+  if (lo !== null) return `${lo}${unit}以上`;
+  return "";
+}
+
+function otherWords(req) {
+  const words = [...(req.decoration || []), ...(req.floor || []), ...(req.building_type || [])];
+  for (const key of [
+    "exclude_decoration",
+    "exclude_floor",
+    "exclude_building_type",
+    "exclude_locations",
+    "negations",
+  ]) {
+    for (const w of req[key] || []) words.push(`不要${w}`);
+  }
+  if (req.facing_south) words.push("朝南");
+  if (req.north_south) words.push("南北通透");
+  if (req.build_year_min) words.push(`${req.build_year_min}年以后`);
+  words.push(...(req.special_requirements || []));
+  return words.join("，");
+}
+
+/** The constraints form, prefilled from the server's ``requirements``. */
+function constraintsPanel(req, onSearch) {
+  const [pLo, pHi] = parseRange(req.price_range, "万");
+  const [aLo, aHi] = parseRange(req.area, "㎡");
+  const rooms = /(\d+)(?:\s*-\s*(\d+))?室/.exec(req.rooms || "");
+  const place =
+    [...(req.districts || []), ...(req.bankuai || []), ...(req.estates || [])].join(" ") ||
+    req.location ||
+    "";
+  const field = (label, input) => el("label", { class: "field" }, el("span", {}, label), input);
+  const numberInput = (name, value, attrs = {}) =>
+    el("input", {
+      name,
+      type: "number",
+      inputmode: "decimal",
+      min: "0",
+      step: "any",
+      value: value ?? "",
+      ...attrs,
+    });
+  const roomSelect = el("select", { name: "rooms" });
+  for (const [v, t] of [
+    ["", "不限"],
+    ["1", "1室"],
+    ["2", "2室"],
+    ["3", "3室"],
+    ["4", "4室"],
+    ["2-3", "2-3室"],
+    ["3-4", "3-4室"],
+  ]) {
+    roomSelect.append(el("option", { value: v }, t));
+  }
+  if (rooms) roomSelect.value = rooms[2] ? `${rooms[1]}-${rooms[2]}` : rooms[1];
+  if (rooms && roomSelect.value === "")
+    roomSelect.append(el("option", { value: rooms[0], selected: true }, rooms[0]));
+  const elevator = el(
+    "select",
+    { name: "elevator" },
+    el("option", { value: "" }, "不限"),
+    el("option", { value: "yes" }, "有电梯"),
+  );
+  if (req.elevator === true) elevator.value = "yes";
+
+  const form = el(
+    "form",
+    { class: "constraints", "data-testid": "constraints", "aria-label": "找房条件" },
+    el("h3", { class: "sub" }, "理解的条件（可修改后重新搜索）"),
+    el(
+      "div",
+      { class: "grid-fields" },
+      field(
+        "区域 / 板块 / 小区",
+        el("input", { name: "place", type: "text", value: place, placeholder: "如 浦东新区 源深" }),
+      ),
+      field("总价下限（万）", numberInput("price_min", pLo)),
+      field("总价上限（万）", numberInput("price_max", pHi)),
+      field("户型", roomSelect),
+      field("面积下限（㎡）", numberInput("area_min", aLo)),
+      field("面积上限（㎡）", numberInput("area_max", aHi)),
+      field("电梯", elevator),
+      field(
+        "其他要求",
+        el("input", {
+          name: "other",
+          type: "text",
+          value: otherWords(req),
+          placeholder: "如 精装，不要一楼",
+        }),
+      ),
+    ),
+    el("div", { class: "row" }, el("button", { type: "submit", class: "primary" }, "按条件重新搜索")),
+  );
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const f = new FormData(form);
+    const parts = [
+      String(f.get("place") || "").trim(),
+      rangeText(num(f.get("price_min")), num(f.get("price_max")), "万"),
+      f.get("rooms") ? `${f.get("rooms")}室`.replace("室室", "室") : "",
+      rangeText(num(f.get("area_min")), num(f.get("area_max")), "平"),
+      f.get("elevator") === "yes" ? "有电梯" : "",
+      String(f.get("other") || "").trim(),
+    ].filter(Boolean);
+    onSearch(parts.length ? parts.join("，") : "推荐几套房源");
+  });
+  return form;
+}
+
+function fill(pctValue) {
+  const f = el("span");
+  f.style.width = `${pctValue}%`; // CSSOM, allowed by the page's CSP (no inline style attributes)
+  return f;
+}
+
+function card(p) {
+  const pctValue = Math.max(0, Math.min(100, p.match_percentage ?? 0));
+  const facts = [
+    p.area ? `${p.area}㎡` : null,
+    p.layout || (p.rooms ? `${p.rooms}室` : null),
+    p.floor,
+    p.orientation ? `朝${p.orientation.replace(/\s+/g, "")}` : null,
+    p.decoration,
+    p.elevator === true ? "有电梯" : p.elevator === false ? "无电梯" : null,
+    p.build_year ? `${p.build_year}年建` : null,
+    p.building_type,
+  ].filter(Boolean);
+  const where = [p.district, p.bankuai].filter(Boolean).join(" · ") || p.location;
+  return el(
+    "article",
+    { class: `property-card${p.relaxed ? " relaxed" : ""}`, "data-testid": "property-card" },
+    el(
+      "header",
+      {},
+      el(
+        "div",
+        { class: "price" },
+        el("strong", {}, p.price !== null && p.price !== undefined ? int(p.price) : "—"),
+        el("span", {}, " 万"),
+      ),
+      el(
+        "div",
+        { class: "match", title: `匹配度 ${pctValue}%` },
+        el("span", { class: "match-n" }, `${pctValue}%`),
+        el("span", { class: "match-label" }, "匹配"),
+        el("span", { class: "bar", "aria-hidden": "true" }, fill(pctValue)),
+      ),
+    ),
+    el("h3", { class: "title" }, p.title),
+    el("p", { class: "where" }, where, p.xiaoqu ? ` · ${p.xiaoqu}` : ""),
+    el("p", { class: "facts" }, facts.join(" · ")),
+    p.unit_price ? el("p", { class: "muted" }, `单价 ${int(p.unit_price)} 元/㎡`) : null,
+    p.match_reasons && p.match_reasons.length
+      ? el(
+          "ul",
+          { class: "reasons" },
+          p.match_reasons.map((r) => el("li", {}, r)),
+        )
+      : null,
+    p.relaxed ? el("span", { class: "flag warn" }, "已放宽条件") : null,
+  );
+}
+
+export function createPropertyView(app) {
+  const thread = $("#property-thread");
+  const kbSelect = $("#property-kb");
+  const count = $("#property-count");
+
+  function fillKbs() {
+    const keep = kbSelect.value;
+    emptyNode(kbSelect);
+    const kbs = app.kbs.filter((k) => k.app === "listings");
+    for (const kb of kbs) kbSelect.append(el("option", { value: kb.name }, kb.name));
+    if (!kbs.length)
+      kbSelect.append(el("option", { value: "" }, "（没有房源库：运行 zhiwen listings setup）"));
+    if (keep && kbs.some((k) => k.name === keep)) kbSelect.value = keep;
+  }
+
+  async function ask(question) {
+    thread.querySelector(".empty")?.remove();
+    const block = el("section", { class: "result-block", "aria-label": `找房：${question}` });
+    thread.append(userBubble(question), block);
+    block.scrollIntoView({ block: "start" });
+    block.append(el("div", { class: "typing" }, "正在搜索房源"));
+    block.dataset.busy = "true";
+    try {
+      const data = await api("/ask", {
+        body: { question, max_results: parseInt(count.value, 10) || 5, kb: kbSelect.value || "listings" },
+        signal: app.signal(),
+      });
+      emptyNode(block);
+      const props = data.retrieved_properties || [];
+      const head = el(
+        "div",
+        { class: "result-head" },
+        el("strong", {}, props.length ? `找到 ${props.length} 套房源` : "没有找到符合条件的房源"),
+        data.relaxed && data.relaxed.length
+          ? el("span", { class: "flag warn" }, `已放宽：${data.relaxed.join("、")}`)
+          : null,
+        el(
+          "span",
+          { class: `flag ${data.llm_used ? "ok" : "warn"}` },
+          data.llm_used ? "大模型生成" : "规则整理",
+        ),
+      );
+      const answer = el(
+        "details",
+        { class: "answer-text" },
+        el("summary", {}, "文字回答"),
+        el("div", { class: "md" }, renderMarkdown(data.answer)),
+      );
+      block.append(
+        head,
+        constraintsPanel(data.requirements || {}, (q) => app.run(() => ask(q))),
+        el("div", { class: "cards" }, props.map(card)),
+        answer,
+      );
+    } catch (err) {
+      emptyNode(block).append(
+        err.name === "AbortError" ? el("p", { class: "muted" }, "已停止") : errorBox(err),
+      );
+    } finally {
+      block.dataset.busy = "false";
+    }
+  }
+
+  return {
+    name: "property",
+    placeholder: "如：浦东 500万以内两房，要电梯",
+    init() {
+      fillKbs();
+      emptyNode(thread).append(
+        el(
+          "div",
+          { class: "empty" },
+          el("p", {}, "说出预算、区域、户型、面积等要求，系统给出匹配的房源卡片；条件可以修改后重新搜索。"),
+        ),
+      );
+    },
+    refreshKbs: fillKbs,
+    ask,
+    busyNode: thread,
+  };
+}
