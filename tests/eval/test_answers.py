@@ -11,7 +11,16 @@ from typer.testing import CliRunner
 from zhiwen.cli.main import app
 from zhiwen.config import Settings
 from zhiwen.errors import IngestError, InvalidParameter
-from zhiwen.eval.answers import Outcome, evaluate_answers, gold_in, in_half, summarise
+from zhiwen.eval.answers import (
+    Outcome,
+    evaluate_answers,
+    gold_in,
+    in_half,
+    load_gold,
+    summarise,
+    without_positives_kb,
+)
+from zhiwen.eval.beir import BeirDataset
 
 runner = CliRunner()
 GOLD = [
@@ -107,3 +116,37 @@ def test_cli_eval_answers(gold_beir: Path, zhiwen_home: Path) -> None:
     assert "前 200 字" in res.output and "拒答率" not in res.output
     res = runner.invoke(app, ["eval-answers", str(gold_beir), "--mode", "fuzzy"])
     assert res.exit_code == 2 and "fuzzy" in res.output
+
+
+def test_nested_gold_answers_are_alternatives(gold_beir: Path) -> None:
+    # RGB nests alternatives: [["463亿", "462.7亿"]]
+    rows = [json.loads(x) for x in (gold_beir / "answers.jsonl").read_text("utf-8").splitlines()]
+    rows[0]["answers"] = [["鸡丁", "花生米"], "干辣椒"]
+    (gold_beir / "answers.jsonl").write_text(
+        "\n".join(json.dumps(r, ensure_ascii=False) for r in rows), "utf-8"
+    )
+    gold = load_gold(gold_beir, BeirDataset.load(gold_beir))
+    assert gold["q1"].answers == ("鸡丁", "花生米", "干辣椒")
+
+
+def test_negatives_come_from_a_kb_without_the_positives(gold_beir: Path, tmp_path: Path) -> None:
+    s = settings(tmp_path)
+    report = evaluate_answers(gold_beir, embedder="hash", mode="bm25", settings=s)
+    gold = load_gold(gold_beir, BeirDataset.load(gold_beir))
+    kb = without_positives_kb(gold_beir, list(gold.values()), settings=s, embedder="hash")
+    try:
+        ids = {d.id for d in kb.get_parents([f"p{i}" for i in range(1, 10)])}
+        assert ids and not ids & {"p1", "p4", "p5", "p6", "p7"}  # every positive is gone, the rest stays
+    finally:
+        kb.close()
+    assert len(list((tmp_path / "eval").iterdir())) == 1  # built once, reused by the second call
+    m = report.metrics
+    assert (
+        0.0 <= m["negatives_rejected_clean"] <= 1.0 and m["answerable_kept_retrieved"] >= m["answerable_kept"]
+    )
+    # the gold is in no passage of the KB without positives: every negative is a clean one
+    assert all(r.negative_gold_retrieved is False for r in report.results)
+    hits = evaluate_answers(gold_beir, embedder="hash", mode="bm25", settings=s, negatives_from="hits")
+    assert "negatives_rejected" in hits.metrics
+    with pytest.raises(InvalidParameter):
+        evaluate_answers(gold_beir, embedder="hash", settings=s, negatives_from="nope")

@@ -171,3 +171,15 @@ def test_excerpt_is_the_part_that_answers() -> None:
     short = excerpt("过境免签可以停留多久？", "过境免签", text, max_chars=30)
     assert "二百四十小时" in short and short.endswith("……")
     assert excerpt("任何问题", "空", "") == ""
+
+
+def test_an_excerpt_intro_brings_its_numbered_items() -> None:
+    law = (
+        "第二十二条 外国人有下列情形之一的，可以免办签证：\n\n（一）持有效的外国人居留证件的；\n\n"
+        "（二）过境前往第三国，在中国境内停留不超过二十四小时且不离开口岸的。\n\n"
+        "第二十三条 有下列情形之一的外国人需要临时入境的，应当申请办理临时入境手续：\n\n"
+        "（一）外国船员登陆港口的。"
+    )
+    got = excerpt("外国人什么情况下可以免办签证？", "出境入境管理法", law, max_chars=200)
+    assert got.startswith("第二十二条") and "（二）过境前往第三国" in got
+    assert "第二十三条" not in got  # the enumeration ended

@@ -40,7 +40,7 @@ def test_extractive_without_llm(demo_kb: KnowledgeBase) -> None:
     assert len(ans.sources) <= 2
     data = ans.to_dict()
     assert set(data) >= {"answer", "route", "sources", "llm_used", "answerable"}
-    assert set(data["sources"][0]) == {"doc_id", "title", "score", "metadata"}
+    assert set(data["sources"][0]) == {"doc_id", "title", "score", "metadata", "text"}
 
 
 def test_auto_llm_uses_settings(demo_kb: KnowledgeBase) -> None:

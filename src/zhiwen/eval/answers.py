@@ -7,13 +7,19 @@ the offline answerer, twice:
 
 * against the full KB → gold-in-first-200-characters, gold-anywhere, answer length, and whether
   the answer was judged answerable;
-* against the KB **without its positive passages** (RGB's negative rejection: the positives are
-  dropped from the retrieved chunks before parents are formed) → whether it was rejected.
+* against a KB **without the positive passages** of the sampled questions (RGB's negative
+  rejection: what is left of the corpus is same-topic passages that lack the answer) → whether it
+  was rejected. That KB is built once per sample (``<home>/eval/<dataset>-nopos-<digest>``) and
+  reuses the cached vectors; ``negatives_from="hits"`` instead drops each question's own
+  positives from its retrieved chunks (other questions' positives stay, and may answer it).
 
 Reported: gold@200, gold anywhere, answer length p50/p90, answerable precision and recall (an
 answerable question must be kept, a question without positives rejected), the latency of the
 answer stage over retrieval (p50/p95 ms). A gold answer "appears" when one of its alternatives is
-a substring of the answer, whitespace and case ignored.
+a substring of the answer, whitespace and case ignored. Both labels are noisy — retrieval may miss
+every passage with the answer, and a "negative" passage may state it after all — so two more
+figures count only the clean cases: ``answerable_kept_retrieved`` (questions whose retrieved
+passages hold the gold) and ``negatives_rejected_clean`` (negatives whose passages do not).
 
 ``half`` splits questions by ``sha1(query id) % 2`` (``a`` = 0, ``b`` = 1), as the retrieval
 levers were: tune on one half, report the other.
@@ -86,6 +92,8 @@ class QuestionResult:
     negative_relevance: float | None
     retrieval_s: float
     answer_s: float
+    gold_retrieved: bool = True  # the gold is in the retrieved passages
+    negative_gold_retrieved: bool | None = None  # … in those retrieved without the positives
 
 
 @dataclass(slots=True)
@@ -124,6 +132,13 @@ def gold_in(text: str, answers: Sequence[str]) -> bool:
     return any(a and normalise(a) in flat for a in answers)
 
 
+def _alternatives(value: Any) -> list[str]:
+    """Gold answers as a flat list of alternatives: RGB nests some (``[["463亿", "462.7亿"]]``)."""
+    if isinstance(value, list | tuple):
+        return [a for item in value for a in _alternatives(item)]
+    return [] if value is None else [str(value)]
+
+
 def load_gold(root: Path, dataset: BeirDataset) -> dict[str, GoldQuestion]:
     path = root / "answers.jsonl"
     if not path.is_file():
@@ -137,7 +152,7 @@ def load_gold(root: Path, dataset: BeirDataset) -> dict[str, GoldQuestion]:
         gold_ids = row.get("gold_doc_ids") or [row.get("gold_doc_id")]
         positives = {str(d) for d in gold_ids if d}
         positives |= {d for d, g in dataset.qrels.get(qid, {}).items() if g > 0}
-        answers = tuple(str(a) for a in row.get("answers") or () if str(a).strip())
+        answers = tuple(a for a in _alternatives(row.get("answers")) if a.strip())
         if answers:
             out[qid] = GoldQuestion(
                 qid, str(row.get("question") or dataset.queries.get(qid, "")), answers, frozenset(positives)
@@ -211,10 +226,18 @@ def summarise(results: Sequence[QuestionResult]) -> dict[str, float]:
         "answer_ms_p95": a95,
         "retrieval_ms_p50": r50,
     }
+    retrieved = [r for r in results if r.gold_retrieved]
+    if retrieved:
+        metrics["answerable_kept_retrieved"] = sum(r.answerable for r in retrieved) / len(retrieved)
     if negatives:
         metrics["negatives_rejected"] = 1 - false_keep / len(negatives)
         metrics["answerable_precision"] = kept / (kept + false_keep) if kept + false_keep else 0.0
         metrics["answerable_recall"] = kept / n
+        clean = [r for r in negatives if not r.negative_gold_retrieved]
+        if clean:
+            metrics["negatives_rejected_clean"] = 1 - sum(bool(r.negative_answerable) for r in clean) / len(
+                clean
+            )
     return metrics
 
 
@@ -228,6 +251,7 @@ def evaluate_answers(
     embedder: str | None = None,
     mode: str | None = None,
     negatives: bool = True,
+    negatives_from: str = "kb",
     answerer: Answerer | None = None,
     settings: Settings | None = None,
     progress: bool = False,
@@ -236,27 +260,39 @@ def evaluate_answers(
     """Answer the sampled questions of ``dataset_dir`` offline and score them (module docstring)."""
     settings = settings or get_settings()
     stage = on_stage or (lambda _msg: None)
+    if negatives_from not in ("kb", "hits"):
+        raise InvalidParameter(
+            f"negatives_from must be kb or hits, got {negatives_from!r}",
+            message="negatives_from 只能是 kb 或 hits",
+        )
     root = Path(dataset_dir)
     dataset = BeirDataset.load(root)
     gold = load_gold(root, dataset)
     questions = sample_questions(gold, dataset, n_queries, seed, half)
     own = not isinstance(kb, KnowledgeBase)
+    provider = embedder or settings.embedding.provider
     if isinstance(kb, KnowledgeBase):
         base = kb
     else:
-        provider = embedder or settings.embedding.provider
         name = kb or default_kb_name(root, provider)
         stage(f"打开知识库 {name}")
         base = open_kb(name, settings=settings, create=True, embedder=provider)
+    negative_kb: KnowledgeBase | None = None
     try:
         if own:
             stage("建立索引（未变化的段落直接取向量缓存）")
             build_index(base, root, settings=settings, progress=progress)
+        if negatives and negatives_from == "kb":
+            stage("建立去掉正例段落的知识库（向量取自缓存）")
+            negative_kb = without_positives_kb(
+                root, questions, settings=settings, embedder=base.config.embedder, progress=progress
+            )
         pipeline = RetrievalPipeline.static(settings)
         answer = answerer or stage_answerer(settings)
         preload_idf()  # a one-time load (~0.3 s) that a server pays at start, not per answer
         stage(f"回答 {len(questions)} 个问题")
-        results = [judge(retrieve(base, pipeline, g, mode, negatives), answer, base) for g in questions]
+        against: KnowledgeBase | bool = negative_kb if negative_kb is not None else negatives
+        results = [judge(retrieve(base, pipeline, g, mode, against), answer, base) for g in questions]
         return AnswerReport(
             dataset=dataset.name,
             kb=base.name,
@@ -270,8 +306,46 @@ def evaluate_answers(
             results=results,
         )
     finally:
+        if negative_kb is not None:
+            negative_kb.close()
         if own:
             base.close()
+
+
+def without_positives_kb(
+    root: Path,
+    questions: Sequence[GoldQuestion],
+    *,
+    settings: Settings,
+    embedder: str,
+    progress: bool = False,
+) -> KnowledgeBase:
+    """The KB of ``root``'s corpus without the positive passages of ``questions``; built once.
+
+    The corpus goes to ``<home>/eval/<dataset>-nopos-<digest of the removed ids>/`` (same passages,
+    same chunks: every vector comes from the embedding cache); the KB is named after that folder.
+    """
+    drop = sorted(frozenset().union(*(g.positives for g in questions)))
+    digest = hashlib.sha1("\n".join(drop).encode("utf-8")).hexdigest()[:8]
+    folder = settings.home / "eval" / f"{root.resolve().name[:32]}-nopos-{digest}"
+    corpus = folder / "corpus.jsonl"
+    if not corpus.is_file():
+        removed = set(drop)
+        (folder / "qrels").mkdir(parents=True, exist_ok=True)
+        kept = [
+            line
+            for line in (root / "corpus.jsonl").read_text("utf-8").splitlines()
+            if line.strip() and str(json.loads(line).get("_id")) not in removed
+        ]
+        for name in ("queries.jsonl", "qrels/test.tsv"):
+            if (root / name).is_file():
+                (folder / name).write_bytes((root / name).read_bytes())
+        tmp = corpus.with_suffix(".tmp")
+        tmp.write_text("\n".join(kept) + "\n", "utf-8")
+        tmp.replace(corpus)  # last: a half-written folder is never taken for a finished one
+    kb = open_kb(default_kb_name(folder, embedder), settings=settings, create=True, embedder=embedder)
+    build_index(kb, folder, settings=settings, progress=progress)
+    return kb
 
 
 @dataclass(slots=True)
@@ -285,18 +359,34 @@ class Retrieved:
 
 
 def retrieve(
-    kb: KnowledgeBase, pipeline: RetrievalPipeline, g: GoldQuestion, mode: str | None, negatives: bool
+    kb: KnowledgeBase,
+    pipeline: RetrievalPipeline,
+    g: GoldQuestion,
+    mode: str | None,
+    negatives: KnowledgeBase | bool,
 ) -> Retrieved:
-    """Chunks through the pipeline → top parents (as ``search_parents``), and the same minus positives."""
+    """Chunks through the pipeline → top parents (as ``search_parents``), and the same without positives.
+
+    ``negatives``: a KB without the positives (:func:`without_positives_kb`) to ask as well, or
+    True to drop the question's own positives from its retrieved chunks, or False.
+    """
     chunk_k = max(3 * TOP_K, 10)
+    extra = 4 * len(g.positives) if negatives is True else 0
     t0 = time.perf_counter()
-    found = pipeline.search(
-        kb, g.question, top_k=chunk_k + (4 * len(g.positives) if negatives else 0), mode=mode
-    )
+    found = pipeline.search(kb, g.question, top_k=chunk_k + extra, mode=mode)
     parents = aggregate_parents(found.hits[:chunk_k], kb, TOP_K)
     seconds = time.perf_counter() - t0
-    rest = aggregate_parents(_without(found.hits, g.positives, chunk_k), kb, TOP_K) if negatives else None
+    rest: list[ParentHit] | None = None
+    if isinstance(negatives, KnowledgeBase):
+        hits = pipeline.search(negatives, g.question, top_k=chunk_k, mode=mode).hits
+        rest = aggregate_parents(hits[:chunk_k], negatives, TOP_K)
+    elif negatives:
+        rest = aggregate_parents(_without(found.hits, g.positives, chunk_k), kb, TOP_K)
     return Retrieved(g, parents, rest, seconds)
+
+
+def _holds_gold(parents: Sequence[ParentHit], answers: Sequence[str]) -> bool:
+    return gold_in(" ".join(p.document.text for p in parents), answers)
 
 
 def judge(item: Retrieved, answer: Answerer, kb: KnowledgeBase) -> QuestionResult:
@@ -318,4 +408,8 @@ def judge(item: Retrieved, answer: Answerer, kb: KnowledgeBase) -> QuestionResul
         negative_relevance=None if neg is None else neg.relevance,
         retrieval_s=item.seconds,
         answer_s=seconds,
+        gold_retrieved=_holds_gold(item.parents, g.answers),
+        negative_gold_retrieved=(
+            None if item.without_positives is None else _holds_gold(item.without_positives, g.answers)
+        ),
     )

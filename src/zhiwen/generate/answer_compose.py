@@ -37,6 +37,7 @@ RELATED_HEADING = "**相关段落**"
 MAYBE_HEADING = "**可能相关**"
 _CLAUSE = re.compile(r".*?(?:[，,、：:；;。！？!?]+[”’」』）)\]】》\"']*|$)", re.S)
 _INTRO_END = ("：", ":")
+_NON_WORD = re.compile(r"[\W_]+")
 _ATTACH_MAX_CHARS = 600  # a list/table/code block brought along by its intro is kept whole up to this
 
 
@@ -170,8 +171,8 @@ def _lead_units(
         same = s.candidate is best.candidate
         if not same and s.score < other_ratio * best.score:
             continue
-        if s.unit.kind != "sentence" or s.unit.plain in {c.unit.plain for c in chosen}:
-            continue
+        if s.unit.kind != "sentence" or any(_same_text(s.unit.plain, c.unit.plain) for c in chosen):
+            continue  # news sources repeat each other's sentences: say it once
         if used + size(s) > options.lead_max_chars:
             continue
         chosen.append(s)
@@ -186,6 +187,15 @@ def _lead_units(
             run.append(s)
             run.sort(key=lambda u: u.index)
     return [s for run in runs for s in run]
+
+
+def _same_text(a: str, b: str) -> bool:
+    """The same sentence up to spacing and punctuation, or one a (truncated) copy of the other."""
+    a, b = _NON_WORD.sub("", a), _NON_WORD.sub("", b)
+    if not a or not b:
+        return a == b
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    return short in long or (len(short) >= 20 and long.startswith(short[:20]))
 
 
 def _adjacent(run: Sequence[ScoredUnit], s: ScoredUnit) -> bool:

@@ -9,6 +9,7 @@ Each unit of the retrieved parents gets one score, a weighted sum of (all in [0,
 * ``heading`` — the term share of its own section headings (markdown: the section named like the
   question is where the answer is);
 * ``answer_type`` — 1 when the unit holds a span of the expected type (a date for 哪年, …);
+* ``typed_context`` — that, times the ``context`` share: the answer next to the question's terms;
 * ``consensus`` — how many other retrieved documents state that same span near the question;
 * ``cue`` — 1 when it holds a word that introduces the kind of answer asked (又称 for 别名,
   因为 for 为什么, 为食 for 吃什么);
@@ -45,6 +46,7 @@ EmbedTexts = Callable[[list[str]], np.ndarray]  # rows L2-normalised
 
 _UNKNOWN_IDF = 12.0  # words missing from jieba's table are mostly names: informative
 _IDF_FLOOR = 1.0
+_SINGLE_CHAR_IDF = 4.0  # single-character question terms below this IDF are not scored
 _BIGRAM_CHARS = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]")
 _lock = threading.Lock()
 _idf: dict[str, str] | None = None
@@ -106,7 +108,8 @@ class Weights:
     lexical: float = 1.0
     bigram: float = 0.25
     context: float = 0.3
-    answer_type: float = 0.5
+    answer_type: float = 0.25
+    typed_context: float = 0.5  # answer type × how much of the question the unit's context covers
     cue: float = 0.1  # the unit holds a word that introduces the kind of answer asked (又称, 因为)
     consensus: float = 0.3  # its typed answer recurs in other retrieved documents
     heading: float = 0.4  # its own section headings (below the title) name the question's terms
@@ -125,6 +128,7 @@ class Candidate:
     rank: int
     section_scores: dict[tuple[str, ...], float] = field(default_factory=dict)
     score: float = 0.0  # the parent's retrieval score (normalised, 0..1)
+    dense: float | None = None  # best question–chunk cosine among its matched chunks (None: unknown)
 
 
 @dataclass(slots=True)
@@ -146,7 +150,9 @@ class QuestionTerms:
 
     @classmethod
     def of(cls, question: Question) -> QuestionTerms:
-        terms = {t: term_weight(t) for t in unit_terms(question.content or question.text)}
+        weighted = {t: term_weight(t) for t in unit_terms(question.content or question.text)}
+        # a common single character (下 in 离线模式下, 年 in 2021年) matches everywhere: no evidence
+        terms = {t: w for t, w in weighted.items() if len(t) > 1 or w >= _SINGLE_CHAR_IDF} or weighted
         return cls(terms, sum(terms.values()), bigrams(question.content or question.text))
 
     def coverage(self, tokens: frozenset[str] | set[str]) -> float:
@@ -257,6 +263,7 @@ def score_units(
             "heading": q.coverage(_section_terms(cand.doc.title, unit.path)),
             "context": q.coverage(near),
             "answer_type": 1.0 if spans[k] else 0.0,
+            "typed_context": q.coverage(near) if spans[k] else 0.0,
             "consensus": max((support.get(span, 0.0) for span in spans[k]), default=0.0),
             "cue": 1.0 if weights.cue and has_cue(unit.plain, question) else 0.0,
             "section": _section_score(cand, unit.path),

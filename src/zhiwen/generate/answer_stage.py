@@ -21,6 +21,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from zhiwen.documents import Document, ParentHit
 from zhiwen.generate.answer_compose import NOT_FOUND_LEAD, ComposeOptions, compose, trim_units_text
 from zhiwen.generate.answer_scoring import Candidate, EmbedTexts, QuestionTerms, Weights, score_units
 from zhiwen.generate.answer_types import analyse_question
-from zhiwen.generate.answer_units import split_units
+from zhiwen.generate.answer_units import DocUnits, Unit, split_units
 from zhiwen.generate.relevance import DEFAULT_MODEL, RelevanceModel, is_answerable, relevance
 
 
@@ -70,8 +71,15 @@ def candidates_from_parents(parents: Sequence[ParentHit]) -> list[Candidate]:
         for hit in parent.matched_chunks:
             key = _section(hit.chunk.metadata.get("section"))
             sections[key] = max(sections.get(key, 0.0), max(hit.score, 0.0) / scale)
+        dense = [h.vector_score for h in parent.matched_chunks if h.vector_score is not None]
         out.append(
-            Candidate(split_units(parent.document), rank, sections, score=max(parent.score, 0.0) / scale)
+            Candidate(
+                split_units(parent.document),
+                rank,
+                sections,
+                score=max(parent.score, 0.0) / scale,
+                dense=max(dense) if dense else None,
+            )
         )
     return out
 
@@ -115,6 +123,16 @@ def answer_from_parents(
     )
 
 
+_ENUMERATED = re.compile(
+    r"\s*(?:[（(][一二三四五六七八九十\d]{1,3}[)）]|\d{1,3}[.、)]|[一二三四五六七八九十]{1,3}、)"
+)
+
+
+def _item_like(doc: DocUnits, unit: Unit) -> bool:
+    """A list item or row, or a paragraph numbered like one (（三）…, 3. …, 三、…)."""
+    return doc.blocks[unit.block].kind in ("list", "table") or bool(_ENUMERATED.match(unit.plain))
+
+
 def excerpt(question: str, title: str, text: str, *, max_chars: int = 200) -> str:
     """The part of one passage that answers ``question`` best (for apps' free-text parts).
 
@@ -133,10 +151,15 @@ def excerpt(question: str, title: str, text: str, *, max_chars: int = 200) -> st
     scored = score_units(q, [Candidate(doc, 0)])
     best = scored[0]
     block = doc.blocks[best.unit.block]
+    # an intro ("有下列情形之一的：") brings what it introduces, even as separate paragraphs
+    intro = best.unit.plain.rstrip().endswith(("：", ":")) and best.index + 1 == block.last
+    end = len(doc.units) if intro else block.last
     pieces = [best.unit.text]
-    for unit in doc.units[best.index + 1 : block.last]:
-        if sum(len(p) for p in pieces) + len(unit.text) > max_chars:
+    for unit in doc.units[best.index + 1 : end]:
+        if sum(len(p) + 1 for p in pieces) + len(unit.text) > max_chars:  # + 1: a line break
             break
+        if intro and unit.block != best.unit.block and not _item_like(doc, unit):
+            break  # the enumeration is over (the next article, a new paragraph)
         pieces.append(unit.text)
-    joined = ("\n" if block.kind in ("list", "table") else "").join(pieces)
-    return trim_units_text(joined, QuestionTerms.of(q), q, max_chars)
+    joined = ("\n" if intro or block.kind in ("list", "table") else "").join(pieces)
+    return trim_units_text(joined, QuestionTerms.of(q), q, max_chars)  # only a long first unit is cut

@@ -33,35 +33,37 @@ _QUESTION_WORDS = re.compile(
     r"是否|有没有|能不能|可不可以|请问|吗|呢|呀|吧|么"
 )
 _END = r"(?:[是为]|有哪些|是哪[个支位部家])?\s*[？?]?\s*$"  # a head noun ends the question: "…的死亡人数"
-_TYPE_RULES: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
+# (type, question words, head nouns that end a question without one: "…的死亡人数"). Question
+# words decide first: 特拉斯当了多久首相 asks for a duration (多久), not a person (…首相).
+_TYPE_RULES: tuple[tuple[AnswerType, re.Pattern[str], re.Pattern[str]], ...] = (
     (
         "work",
-        re.compile(r"哪部|哪本|哪首|什么(?:电影|电视剧|书|歌|作品)|(?:最佳影片|最佳电视剧|作品)" + _END),
+        re.compile(r"哪部|哪本|哪首|什么(?:电影|电视剧|书|歌|作品)"),
+        re.compile(r"(?:最佳影片|最佳电视剧|作品)" + _END),
     ),
     (
         "date",
-        re.compile(r"哪一?年|哪一?天|几月|几号|几日|什么时候|什么时间|何时|哪个月|(?:时间|日期|年份)" + _END),
+        re.compile(r"哪一?年|哪一?天|几月|几号|几日|什么时候|什么时间|何时|哪个月"),
+        re.compile(r"(?:时间|日期|年份)" + _END),
     ),
     (
         "person",
+        re.compile(r"谁|哪位|什么人|哪个人|哪家|哪个(?:公司|组织|机构|团队|单位|球队|队|品牌|平台)|哪支"),
         re.compile(
-            r"谁|哪位|什么人|哪个人|哪家|哪个(?:公司|组织|机构|团队|单位|球队|队|品牌|平台)|哪支"
-            r"|(?:作者|导演|编剧|主演|成员|冠军|亚军|季军|金牌|得主|创始人|发起人|主持人|负责人|总统|主席|首相|总理"
+            r"(?:作者|导演|编剧|主演|成员|冠军|亚军|季军|金牌|得主|创始人|发起人|主持人|负责人|总统|主席|首相|总理"
             r"|男主角|女主角|候选人)" + _END
         ),
     ),
     (
         "place",
-        re.compile(
-            r"哪里|哪儿|何处|何地|什么地方|在哪|哪个(?:城市|省|国家|地区|地方)|哪座|哪国|哪些国家"
-            r"|(?:地点|起点|终点|位置|举办地|举办国|首都|国家)" + _END
-        ),
+        re.compile(r"哪里|哪儿|何处|何地|什么地方|在哪|哪个(?:城市|省|国家|地区|地方)|哪座|哪国|哪些国家"),
+        re.compile(r"(?:地点|起点|终点|位置|举办地|举办国|首都|国家)" + _END),
     ),
     (
         "number",
+        re.compile(r"多少|几[个次人名位种条家年天岁件项届万亿千百倍分块]|多大|多高|多长|多远|多重|多久|第几"),
         re.compile(
-            r"多少|几[个次人名位种条家年天岁件项届万亿千百倍分块]|多大|多高|多长|多远|多重|多久|第几"
-            r"|(?:人数|数量|金额|票房|销量|总量|价格|比例|面积|高度|长度|增长率|占比|量|率|数|营收|收入|产量|点数"
+            r"(?:人数|数量|金额|票房|销量|总量|价格|比例|面积|高度|长度|增长率|占比|量|率|数|营收|收入|产量|点数"
             r"|震级|人次|席位|得分|比分|排名)" + _END
         ),
     ),
@@ -109,6 +111,7 @@ _NUMBER = re.compile(
     rf"\s*(?:[万亿千百]\s*)?(?:{_UNITS})(?![年月日号])"
     r"|(?<![A-Za-z0-9_.])\d+(?:\.\d+)?(?![A-Za-z0-9_.年月日号时%％])"  # a bare number (阈值默认为0.5)
 )
+_YEAR = re.compile(r"(?:19|20)\d\d")
 _WORK = re.compile(r"《[^》]{1,40}》|“[^”]{1,30}”")
 _ORG_SUFFIX = re.compile(
     r"[\u4e00-\u9fffA-Za-z]{2,8}(?:公司|集团|大学|学院|协会|委员会|组织|银行|政府|研究院|研究所|俱乐部|工作室|乐队|球队)"
@@ -131,9 +134,12 @@ class Question:
 def analyse_question(text: str) -> Question:
     question = text.strip()
     answer_type: AnswerType | None = None
-    for kind, pattern in _TYPE_RULES:
-        if pattern.search(question):
-            answer_type = kind
+    for head_noun in (False, True):  # question words first, then head nouns
+        answer_type = next(
+            (kind for kind, words, nouns in _TYPE_RULES if (nouns if head_noun else words).search(question)),
+            None,
+        )
+        if answer_type is not None:
             break
     shape: Shape = "fact"
     for name, pattern in _SHAPES:
@@ -155,8 +161,8 @@ def typed_spans(text: str, answer_type: AnswerType) -> list[str]:
     """Spans of ``text`` that look like an answer of ``answer_type``."""
     if answer_type == "date":
         return [m.group(0) for m in _DATE.finditer(text)]
-    if answer_type == "number":
-        return [m.group(0) for m in _NUMBER.finditer(text)]
+    if answer_type == "number":  # a bare year (2020—2022) is a date, not the count asked for
+        return [m.group(0) for m in _NUMBER.finditer(text) if not _YEAR.fullmatch(m.group(0))]
     if answer_type == "work":
         return [m.group(0) for m in _WORK.finditer(text)]
     spans = [w for w, tag in rjieba.tag(text) if tag in _POS[answer_type]]

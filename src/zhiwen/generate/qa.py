@@ -62,18 +62,32 @@ class _Auto:
 AUTO: Any = _Auto()  # "use get_llm(settings)"
 
 
+_PASSAGE_KEYS = ("page", "page_end", "section")
+
+
 @dataclass(slots=True)
 class Source:
     doc_id: str
     title: str
     score: float
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: the best-matching passage of the document (what a reader clicks a citation to see)
+    text: str = ""
 
     @classmethod
-    def from_parent(cls, hit: ParentHit) -> Source:
+    def from_parent(cls, hit: ParentHit, max_chars: int = 300) -> Source:
         doc = hit.document
+        metadata = dict(doc.metadata)
+        text = ""
+        if hit.matched_chunks:
+            best = max(hit.matched_chunks, key=lambda h: h.score).chunk
+            text = best.text[:max_chars]
+            # a document's citation points at the page/section of its best passage
+            for key in _PASSAGE_KEYS:
+                if best.metadata.get(key) is not None:
+                    metadata[key] = best.metadata[key]
         return cls(
-            doc_id=doc.id, title=doc.title or doc.id, score=float(hit.score), metadata=dict(doc.metadata)
+            doc_id=doc.id, title=doc.title or doc.id, score=float(hit.score), metadata=metadata, text=text
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -82,6 +96,7 @@ class Source:
             "title": self.title,
             "score": round(self.score, 6),
             "metadata": self.metadata,
+            "text": self.text,
         }
 
 
@@ -268,7 +283,9 @@ def collect_stream(events: Iterator[QAEvent]) -> Answer:
     done: dict[str, Any] = {}
     for event, data in events:
         if event == "sources":
-            sources = [Source(d["doc_id"], d["title"], d["score"], d["metadata"]) for d in data]
+            sources = [
+                Source(d["doc_id"], d["title"], d["score"], d["metadata"], d.get("text", "")) for d in data
+            ]
         elif event == "delta":
             parts.append(data)
         elif event == "done":
