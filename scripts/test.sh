@@ -32,8 +32,8 @@ fi
 # the PDF/OCR tests are skipped with the reason.
 python -m pip install -q -e '.[dev,qdrant,ocr]' || echo "warning: the [ocr] extra did not install; OCR tests will be skipped" >&2
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ! command -v chromium >/dev/null 2>&1; then
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; } \
-    || echo "warning: chromium/fonts-noto-cjk install failed; PDF fixture tests will be skipped" >&2
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk fonts-noto-color-emoji >/dev/null; } \
+    || echo "warning: chromium/fonts-noto-cjk install failed; PDF fixture and browser (web UI) tests will be skipped" >&2
 fi
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ -f scripts/ensure-postgres.sh ]; then
