@@ -184,3 +184,14 @@ def test_healthz_and_docs(client: TestClient) -> None:
     spec = client.get("/openapi.json").json()
     assert "/knowledge-base/search" in spec["paths"]
     assert client.get("/docs").status_code == 200
+
+
+def test_relevance_verdict_marks_off_topic_queries(client: TestClient) -> None:
+    on_topic = search(client, query="如何安装 zhiwen")["data"]
+    assert on_topic["relevance"]["relevant"] is True and on_topic["relevance"]["reason"] == "relevant"
+    assert on_topic["message"] is None
+    body = search(client, query="紫色的大象会打篮球吗")
+    data = body["data"]
+    assert data["results"], "the hits themselves are never removed"
+    assert data["relevance"]["relevant"] is False and data["relevance"]["reason"] == "below_floor"
+    assert "没有与查询明显相关的内容" in data["message"] and body["message"] == data["message"]

@@ -65,12 +65,15 @@ STATIC_DIR = Path(__file__).parent / "static"
 
 
 def _warm_up(settings: Settings, runtime: DynamicSettingsService) -> None:
-    """Off the request path: build the LLM client, and check that an enabled rerank model is on
-    disk — a missing one is said at start (and remembered: searches keep the fused order)."""
+    """Off the request path: build the LLM client, load the offline answerer's term statistics,
+    and check that an enabled rerank model is on disk — a missing one is said at start (and
+    remembered: searches keep the fused order)."""
     try:
+        from zhiwen.generate.answer_scoring import preload_idf
         from zhiwen.generate.llm import get_llm
         from zhiwen.retrieve.rerank import RerankerUnavailable, get_reranker
 
+        preload_idf()
         get_llm(settings)
         rerank = runtime.get().rerank
         if rerank.enabled:

@@ -97,6 +97,10 @@ def search_command(
         query, mode=mode, top_k=top_k, filters=flt, fusion=fusion, alpha=alpha, candidates=candidates
     )
     seconds = time.perf_counter() - start
+    from zhiwen.generate.relevance import relevance_verdict
+
+    floor = get_settings().answer.search_relevance_floor
+    verdict = relevance_verdict(query, result.hits, floor=floor)
     if as_json:
         print_json(
             {
@@ -104,6 +108,12 @@ def search_command(
                 "query": query,
                 "mode": mode,
                 "fusion": result.fusion,
+                "relevance": {
+                    "relevant": verdict.relevant,
+                    "score": round(verdict.score, 4),
+                    "floor": floor,
+                    "reason": verdict.reason,
+                },
                 "filters": flt.to_dict(),
                 "seconds": round(seconds, 4),
                 "timings_ms": {k: round(v * 1000, 3) for k, v in result.timings.items()},
@@ -139,6 +149,10 @@ def search_command(
             ),
         )
     _print(table, len(result.hits))
+    if result.hits and not verdict.relevant:
+        console.print(
+            f"[yellow]知识库中没有与查询明显相关的内容（相关度 {verdict.score:.2f} < {floor}），以上结果仅供参考。[/]"
+        )
     for branch, status in result.branch_status.items():
         if status.startswith("failed"):
             console.print(f"[yellow]{branch} 分支失败，结果仅来自另一分支：{escape(status)}[/]")

@@ -6,6 +6,7 @@ Request ``{kb, query, top_k?, filters?, mode?}``; response data::
                   "vector_score", "bm25_score", "fused_score", "rerank_score", "bm25_rank",
                   "vector_rank"}],
      "intent": "focused", "message": null | "No chunks met rerank threshold（…）",
+     "relevance": {"relevant": true, "score": 0.93, "floor": 0.1, "reason": "relevant"},
      "params": {"mmr_lambda", "thresholds": {"similarity", "rerank"}, "rrf_k", "fusion", …},
      "diagnostics": {"retrieved", "passed_similarity", "reranked", "passed_rerank", "fallback", …},
      "warnings": [...]}
@@ -25,10 +26,12 @@ from starlette.concurrency import run_in_threadpool
 from zhiwen.appkit.deps import KBName, KBRegistry, Question, current_settings, get_kb_registry, get_pipeline
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.documents import SearchHit
+from zhiwen.generate.relevance import relevance_verdict
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 from zhiwen.store.filters import parse_filters
 
 router = APIRouter(tags=["search"])
+NOT_RELEVANT_MESSAGE = "知识库中没有与查询明显相关的内容，以下为最接近的结果，仅供参考"
 
 
 class SearchRequest(BaseModel):
@@ -71,12 +74,22 @@ class SearchResult(BaseModel):
     vector_rank: int | None = None
 
 
+class Relevance(BaseModel):
+    """Whether the hits speak about the query at all (the hits themselves are never changed)."""
+
+    relevant: bool = Field(description="false：知识库中没有与查询相关的内容，结果仅供参考")
+    score: float = Field(description="0..1，最相关结果的相关度")
+    floor: float = Field(description="判定阈值（answer.search_relevance_floor）")
+    reason: Literal["relevant", "below_floor", "no_hits", "no_terms"]
+
+
 class SearchData(BaseModel):
     kb: str
     query: str
     results: list[SearchResult]
     intent: str
     message: str | None = None
+    relevance: Relevance | None = None
     params: dict[str, Any]
     diagnostics: dict[str, Any]
     warnings: list[str] = []
@@ -118,14 +131,25 @@ async def search(
     result = await run_in_threadpool(
         pipeline.search, kb, body.query, top_k=body.top_k, filters=filters, mode=body.mode
     )
+    floor = current_settings().answer.search_relevance_floor
+    verdict = await run_in_threadpool(relevance_verdict, body.query, result.hits, floor=floor)
+    message = result.message
+    if not verdict.relevant and result.hits:
+        message = message or NOT_RELEVANT_MESSAGE
     data = {
         "kb": body.kb,
         "query": body.query,
         "results": [hit_to_result(h) for h in result.hits],
         "intent": result.intent.value,
-        "message": result.message,
+        "message": message,
+        "relevance": {
+            "relevant": verdict.relevant,
+            "score": round(verdict.score, 4),
+            "floor": floor,
+            "reason": verdict.reason,
+        },
         "params": result.params,
         "diagnostics": result.diagnostics,
         "warnings": result.warnings,
     }
-    return ok(data, message=result.message or "success")
+    return ok(data, message=message or "success")

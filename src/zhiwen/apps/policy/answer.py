@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from zhiwen.appkit.app import Citation
 from zhiwen.documents import Document
+from zhiwen.generate.answer_stage import excerpt
 from zhiwen.generate.extractive import truncate
 from zhiwen.generate.prompts import qa_messages
 
@@ -232,7 +233,8 @@ def extractive_body(
         other_row = rows and s.metadata.get("kind") == "visa_country"  # rows of countries not asked about
         if s.id in shown or s.id.split("#", 1)[0] in shown or other_row or len(passages) >= MAX_PASSAGES:
             continue
-        passages.append(f"[{i}] {s.title}：{truncate(' '.join(s.text.split()), 260)}")
+        best = excerpt(question, s.title, s.text, max_chars=260) or truncate(s.text, 260)
+        passages.append(f"[{i}] {s.title}：{' '.join(best.split())}")
     if passages:
         parts.append(
             ("【相关规定与说明】\n" if intent != "other" else "【相关规定】\n") + "\n".join(passages)
