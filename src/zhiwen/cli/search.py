@@ -151,7 +151,8 @@ def search_command(
     _print(table, len(result.hits))
     if result.hits and not verdict.relevant:
         console.print(
-            f"[yellow]知识库中没有与查询明显相关的内容（相关度 {verdict.score:.2f} < {floor}），以上结果仅供参考。[/]"
+            f"[yellow]知识库中没有与查询明显相关的内容（相关度 {verdict.score:.2f} < {floor}），"
+            "以上结果仅供参考。[/]"
         )
     for branch, status in result.branch_status.items():
         if status.startswith("failed"):
