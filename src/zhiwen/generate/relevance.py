@@ -170,8 +170,11 @@ def relevance_features(
     sources = {s.candidate.rank: s.candidate for s in scored}
     ranked = [sources[r] for r in sorted(sources)]
     best["typed_sources"] = len(typed_sources) / 5
-    if ranked and ranked[0].score > 0:
-        best["score_gap"] = 1.0 - ranked[min(4, len(ranked) - 1)].score / ranked[0].score
+    best_score = max((c.score for c in ranked), default=0.0)
+    if best_score > 0:
+        # against the best score, not the first rank's: MMR and per-parent grouping may reorder
+        fifth = ranked[min(4, len(ranked) - 1)].score
+        best["score_gap"] = min(1.0, max(0.0, 1.0 - fifth / best_score))
     best["dense"] = max((c.dense for c in ranked if c.dense is not None), default=0.0)
     return best
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 
 import pytest
@@ -89,7 +90,7 @@ def test_constrained_lists(
 def test_general_question_cites_passages(recipes_kb: KnowledgeBase) -> None:
     ans = answer_recipe(recipes_kb, "焯水有什么技巧", llm=None)
     assert ans.route == "general" and ans.sources
-    assert "[1]" in ans.answer and not ans.llm_used
+    assert re.search(r"\[\d\]", ans.answer) and not ans.llm_used  # the lead cites its source
 
 
 def test_detail_costs_exactly_one_llm_call(
