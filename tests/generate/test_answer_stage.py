@@ -183,3 +183,21 @@ def test_an_excerpt_intro_brings_its_numbered_items() -> None:
     got = excerpt("外国人什么情况下可以免办签证？", "出境入境管理法", law, max_chars=200)
     assert got.startswith("第二十二条") and "（二）过境前往第三国" in got
     assert "第二十三条" not in got  # the enumeration ended
+
+
+def test_an_intro_without_its_block_does_not_join_the_lead() -> None:
+    offline = parent(
+        "offline",
+        "没有配置大模型时，知问使用抽取式回答，同样可以工作。抽取式回答会标明出处。",
+        title="离线模式",
+    )
+    ollama = parent(
+        "ollama",
+        "没有大模型的机器可以用 Ollama 在本机运行模型，把地址指向本机即可：\n\n"
+        "```bash\nexport ZHIWEN_LLM__BASE_URL=http://127.0.0.1:11434/v1\n```\n",
+        title="配置大模型",
+        score=0.9,
+    )
+    ans = answer_from_parents("没有大模型能用吗？", [offline, ollama], floor=0.0)
+    assert "抽取式回答" in ans.lead
+    assert "即可：" not in ans.lead  # cut off from the command it introduces

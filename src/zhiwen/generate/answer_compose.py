@@ -158,8 +158,8 @@ def _lead_units(
 ) -> list[ScoredUnit]:
     """The best unit, then up to ``lead_max_units - 1`` more that score close to it and fit the budget.
 
-    Units of the best unit's own document join at ``lead_ratio`` × the best score; units of other
-    documents must come closer (halfway between that and the best), so one source leads.
+    Units of the best unit's own section join at ``lead_ratio`` × the best score; units of other
+    sections and documents must come closer (halfway between that and the best), so one source leads.
     """
     best = scored[0]
     chosen = [best]
@@ -168,11 +168,14 @@ def _lead_units(
     for s in scored[1:8]:
         if len(chosen) >= options.lead_max_units or s.score < options.lead_ratio * best.score:
             break
-        same = s.candidate is best.candidate
+        # another section of the same document speaks of something else ("这种方式" is not the best's)
+        same = s.candidate is best.candidate and s.unit.path == best.unit.path
         if not same and s.score < other_ratio * best.score:
             continue
         if s.unit.kind != "sentence" or any(_same_text(s.unit.plain, c.unit.plain) for c in chosen):
             continue  # news sources repeat each other's sentences: say it once
+        if s.unit.plain.endswith(_INTRO_END):
+            continue  # "…如下：" without the list or code it introduces reads as cut off
         if used + size(s) > options.lead_max_chars:
             continue
         chosen.append(s)
