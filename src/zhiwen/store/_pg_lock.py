@@ -94,6 +94,11 @@ class AdvisoryWriterLock(WriterLock[Connection]):
         return True
 
     def _close(self, handle: Connection) -> None:
+        # unlock first: the server ends a closed session's backend asynchronously, so a writer
+        # trying right after this returns could still find the lock taken
+        with contextlib.suppress(Exception):
+            if not handle.closed and handle.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+                handle.execute("SELECT pg_advisory_unlock_all()")
         # ending the session releases every advisory lock it holds (and cancels a pending wait)
         with contextlib.suppress(Exception):
             handle.close()
