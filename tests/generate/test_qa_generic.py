@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 
 from support.fake_openai import FakeOpenAI, Reply
+from zhiwen.config import Settings
 from zhiwen.documents import Document
 from zhiwen.generate.base import ChatResult
 from zhiwen.generate.extractive import extractive_footer
 from zhiwen.generate.llm import OpenAIChatClient
 from zhiwen.generate.qa import NO_RESULTS_ANSWER, answer_question, collect_stream, stream_question
 from zhiwen.kb import KnowledgeBase, open_kb
+from zhiwen.retrieve.pipeline import RetrievalPipeline
 
 DOCS = [
     Document(id="start", title="快速开始", text="# 快速开始\n\n用 zhiwen index 命令创建知识库并导入文档。"),
@@ -110,3 +112,24 @@ def test_no_results(zhiwen_home: Path, client: OpenAIChatClient, fake_llm: FakeO
     ans = answer_question(kb, "任何问题", llm=client, filters={"k": "nothing"})
     assert ans.answer == NO_RESULTS_ANSWER and ans.sources == [] and fake_llm.calls == 0
     assert ans.extractive_reason == "no_results" and ans.answerable is False
+
+
+class _Reranker:
+    name = "fixed"
+
+    def __init__(self, score: float) -> None:
+        self.fixed = score
+
+    def score(self, query: str, texts: list[str]) -> list[float]:
+        return [self.fixed] * len(texts)
+
+
+@pytest.mark.parametrize(("score", "answerable"), [(0.9, True), (0.1, False)])
+def test_a_reranker_that_passes_nothing_means_nothing_relevant(
+    demo_kb: KnowledgeBase, score: float, answerable: bool
+) -> None:
+    settings = Settings(rerank={"enabled": True, "score_threshold": 0.5})  # type: ignore[arg-type]
+    pipeline = RetrievalPipeline(lambda: settings, reranker_factory=lambda cfg: _Reranker(score))
+    ans = answer_question(demo_kb, "怎么创建知识库", top_k=2, llm=None, pipeline=pipeline)
+    assert ans.answerable is answerable and ans.sources  # the reranker's fallback passages stay
+    assert ans.answer.startswith("用 zhiwen index") is answerable

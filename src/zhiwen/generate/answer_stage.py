@@ -92,8 +92,14 @@ def answer_from_parents(
     options: AnswerOptions = AnswerOptions(),
     query_vector: np.ndarray | None = None,
     embed: EmbedTexts | None = None,
+    reranker_passed_none: bool = False,
 ) -> ExtractiveAnswer:
-    """The offline answer to ``question`` from ``parents`` (best first); see the module docstring."""
+    """The offline answer to ``question`` from ``parents`` (best first); see the module docstring.
+
+    ``reranker_passed_none``: a configured reranker scored the hits and none reached its
+    threshold (the parents are its fallback). A cross-encoder reads the question and the passage
+    together, which the lexical floor cannot, so its "nothing relevant" stands.
+    """
     start = time.perf_counter()
     q = analyse_question(question)
     candidates = [c for c in candidates_from_parents(parents) if c.doc.units]
@@ -110,7 +116,7 @@ def answer_from_parents(
             NOT_FOUND_LEAD, NOT_FOUND_LEAD, False, 0.0, floor, [], time.perf_counter() - start
         )
     best = relevance(q, scored, options.relevance)
-    answerable = is_answerable(best, floor)
+    answerable = is_answerable(best, floor) and not reranker_passed_none
     composed = compose(q, scored, answerable=answerable, options=options.compose)
     return ExtractiveAnswer(
         composed.text,

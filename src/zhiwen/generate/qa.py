@@ -351,6 +351,8 @@ def plan_generic(
     settings = _kb_settings(kb) or get_settings()
     options = answer_options or default_answer_options(settings)
     floor = floor_for(kb.config.extra, settings)
+    diag = found.chunks.diagnostics
+    reranker_passed_none = bool(diag.get("reranked")) and diag.get("passed_rerank") == 0
     computed: list[ExtractiveAnswer] = []
 
     def extractive() -> ExtractiveAnswer:
@@ -358,7 +360,13 @@ def plan_generic(
             dense = _dense_inputs(kb, question) if options.weights.dense else (None, None)
             computed.append(
                 answer_from_parents(
-                    question, parents, floor=floor, options=options, query_vector=dense[0], embed=dense[1]
+                    question,
+                    parents,
+                    floor=floor,
+                    options=options,
+                    query_vector=dense[0],
+                    embed=dense[1],
+                    reranker_passed_none=reranker_passed_none,
                 )
             )
         return computed[0]
