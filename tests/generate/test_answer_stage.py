@@ -201,3 +201,15 @@ def test_an_intro_without_its_block_does_not_join_the_lead() -> None:
     ans = answer_from_parents("没有大模型能用吗？", [offline, ollama], floor=0.0)
     assert "抽取式回答" in ans.lead
     assert "即可：" not in ans.lead  # cut off from the command it introduces
+
+
+def test_a_reference_under_another_heading_speaks_of_that_heading() -> None:
+    fusion = parent(
+        "fusion",
+        "# 结果融合\n\n## 倒数排名融合（RRF）\n\nRRF 只看名次不看分数，按各路结果的名次合并。\n\n"
+        "## 归一化加权融合\n\n先把分数归一化，再按权重相加。在我们的评测上，这种方式略优于 RRF 融合。\n",
+        title="结果融合",
+    )
+    ans = answer_from_parents("什么是RRF融合？", [fusion], floor=0.0)
+    assert ans.lead.startswith("RRF 只看名次")
+    assert "这种方式" not in ans.lead

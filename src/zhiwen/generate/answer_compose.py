@@ -38,6 +38,10 @@ MAYBE_HEADING = "**可能相关**"
 _CLAUSE = re.compile(r".*?(?:[，,、：:；;。！？!?]+[”’」』）)\]】》\"']*|$)", re.S)
 _INTRO_END = ("：", ":")
 _NON_WORD = re.compile(r"[\W_]+")
+# a sentence opening on a reference ("这种方式…", "其中…", "该政策…") reads only after what it refers to
+# (after a short opening phrase: "在我们的评测上，这种方式…"). Not 该/其/它: encyclopedia text uses
+# them for the article's own subject ("该剧讲述……"), which the title already names.
+_ANAPHOR = re.compile(r"^(?:[^，,。！？；]{1,14}[，,])?[\s“\"「（(]*(?:这|那|上述|以上|前者|后者)")
 _ATTACH_MAX_CHARS = 600  # a list/table/code block brought along by its intro is kept whole up to this
 
 
@@ -176,6 +180,8 @@ def _lead_units(
             continue  # news sources repeat each other's sentences: say it once
         if s.unit.plain.endswith(_INTRO_END):
             continue  # "…如下：" without the list or code it introduces reads as cut off
+        if not same and _dangling(s):
+            continue  # "这种方式…" under another heading speaks of that heading's subject
         if used + size(s) > options.lead_max_chars:
             continue
         chosen.append(s)
@@ -190,6 +196,32 @@ def _lead_units(
             run.append(s)
             run.sort(key=lambda u: u.index)
     return [s for run in runs for s in run]
+
+
+def _dangling(s: ScoredUnit) -> bool:
+    """The unit opens on a reference to the sentence before it, which is not in the answer."""
+    block = s.candidate.doc.blocks[s.unit.block]
+    return s.unit.kind == "sentence" and s.index > block.first and bool(_ANAPHOR.match(s.unit.plain))
+
+
+def _heading_share(q: QuestionTerms, s: ScoredUnit) -> float:
+    return q.coverage(unit_terms(" ".join(s.unit.path))) if s.unit.path else 0.0
+
+
+def _referent_first(
+    scored: Sequence[ScoredUnit], q: QuestionTerms, options: ComposeOptions
+) -> Sequence[ScoredUnit]:
+    """A best unit that speaks of "这种方式" gives way to a close one whose heading names the
+    question's subject better (its own heading names what "这种方式" is, and that is not it)."""
+    best = scored[0]
+    if not _dangling(best):
+        return scored
+    for k, s in enumerate(scored[1:8], 1):
+        if s.score < options.lead_ratio * best.score:
+            break
+        if not _dangling(s) and _heading_share(q, s) > _heading_share(q, best):
+            return [s, *scored[:k], *scored[k + 1 :]]
+    return scored
 
 
 def _same_text(a: str, b: str) -> bool:
@@ -228,6 +260,7 @@ def compose_lead(
     question: Question, q: QuestionTerms, scored: Sequence[ScoredUnit], options: ComposeOptions
 ) -> tuple[str, list[int]]:
     """The lead text (cited) and the source numbers it cites."""
+    scored = _referent_first(scored, q, options)
     best = scored[0]
     structured = _structured_lead(best.candidate.doc, best, options.lead_max_chars)
     if structured is not None:

@@ -142,6 +142,18 @@ class ScoredUnit:
     parts: dict[str, float] = field(default_factory=dict)
 
 
+def _composed_of(term: str, terms: dict[str, float]) -> bool:
+    """Every character of ``term`` lies inside one of the other ``terms`` found in it."""
+    covered = [False] * len(term)
+    for part in terms:
+        if part != term and len(part) < len(term):
+            start = term.find(part)
+            while start >= 0:
+                covered[start : start + len(part)] = [True] * len(part)
+                start = term.find(part, start + 1)
+    return len(term) > 1 and all(covered)
+
+
 @dataclass(frozen=True, slots=True)
 class QuestionTerms:
     terms: dict[str, float]  # term → weight
@@ -153,6 +165,9 @@ class QuestionTerms:
         weighted = {t: term_weight(t) for t in unit_terms(question.content or question.text)}
         # a common single character (下 in 离线模式下, 年 in 2021年) matches everywhere: no evidence
         terms = {t: w for t, w in weighted.items() if len(t) > 1 or w >= _SINGLE_CHAR_IDF} or weighted
+        # a compound whose parts are terms too (文件格式 → 文件, 格式) is evidence only through
+        # them: "支持的导入格式…以 .md 文件为主" answers 支持哪些文件格式, though it never says 文件格式
+        terms = {t: w for t, w in terms.items() if not _composed_of(t, terms)} or terms
         return cls(terms, sum(terms.values()), bigrams(question.content or question.text))
 
     def coverage(self, tokens: frozenset[str] | set[str]) -> float:
