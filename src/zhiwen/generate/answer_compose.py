@@ -38,9 +38,9 @@ MAYBE_HEADING = "**可能相关**"
 _CLAUSE = re.compile(r".*?(?:[，,、：:；;。！？!?]+[”’」』）)\]】》\"']*|$)", re.S)
 _INTRO_END = ("：", ":")
 _NON_WORD = re.compile(r"[\W_]+")
-# a sentence opening on a reference ("这种方式…", "其中…", "该政策…") reads only after what it refers to
-# (after a short opening phrase: "在我们的评测上，这种方式…"). Not 该/其/它: encyclopedia text uses
-# them for the article's own subject ("该剧讲述……"), which the title already names.
+# a sentence opening on a reference ("这种方式…", "上述规定…"), perhaps after a short opening phrase
+# ("在我们的评测上，这种方式…"). Not 该/其/它: encyclopedia text uses them for the article's own
+# subject ("该剧讲述……"), which the title already names.
 _ANAPHOR = re.compile(r"^(?:[^，,。！？；]{1,14}[，,])?[\s“\"「（(]*(?:这|那|上述|以上|前者|后者)")
 _ATTACH_MAX_CHARS = 600  # a list/table/code block brought along by its intro is kept whole up to this
 
@@ -199,7 +199,7 @@ def _lead_units(
 
 
 def _dangling(s: ScoredUnit) -> bool:
-    """The unit opens on a reference to the sentence before it, which is not in the answer."""
+    """The unit opens on a reference to what comes before it in its block (这种方式…, 上述…)."""
     block = s.candidate.doc.blocks[s.unit.block]
     return s.unit.kind == "sentence" and s.index > block.first and bool(_ANAPHOR.match(s.unit.plain))
 
