@@ -37,7 +37,7 @@ from zhiwen.apps.advisor.app import AdvisorApp  # noqa: E402
 from zhiwen.apps.advisor.kb import build_faq_kb, build_policy_kb  # noqa: E402
 from zhiwen.apps.advisor.market import build_market, market_path  # noqa: E402
 from zhiwen.config import LLMSettings, Settings  # noqa: E402
-from zhiwen.generate.openai_client import OpenAIChatClient  # noqa: E402
+from zhiwen.llm.client import OpenAIChatClient  # noqa: E402
 
 QUESTIONS: list[tuple[str, str]] = [
     ("standard", "总价300万，首付三成，贷款30年，利率3.1%，等额本息月供多少？我月收入2万，压力大吗？"),

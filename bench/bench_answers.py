@@ -14,7 +14,7 @@ top 5; ``--cache`` keeps those retrievals for the next run), then answered by ea
 6. ``+ retrieval position``; 7. ``+ trim long units``; 8. ``+ relevance floor`` (= the default).
 
 **Rejection levers** (``--floor-levers``): the relevance model refitted on half a with one more
-feature group at a time (:data:`zhiwen.generate.relevance.FEATURES`), its floor set to keep 95 %
+feature group at a time (:data:`zhiwen.answer.relevance.FEATURES`), its floor set to keep 95 %
 of half a's answerable questions (both sets pooled: one default floor), then read on half b:
 answerable kept / negatives rejected, and in brackets the clean cases only (answerable questions
 whose retrieved passages hold the gold; negatives whose passages do not).
@@ -22,7 +22,7 @@ whose retrieved passages hold the gold; negatives whose passages do not).
 ``--fit-floor`` prints the fitted model (paste it into ``relevance.DEFAULT_MODEL``; the dense
 feature only with ``--fit-dense``), the default floor (every set keeps ≥ 95 % of its answerable
 questions of half a) and each set's own floors; ``--verdict`` calibrates the search floor of
-:func:`~zhiwen.generate.relevance.relevance_verdict` (real questions kept vs the other set's
+:func:`~zhiwen.answer.relevance.relevance_verdict` (real questions kept vs the other set's
 questions and gibberish rejected).
 
 Usage (2 shared cores: run it in the background)::
@@ -48,6 +48,12 @@ from typing import Any
 
 import numpy as np
 
+from zhiwen.answer.compose import ComposeOptions
+from zhiwen.answer.extractive import compose_passages, extractive_footer, with_note
+from zhiwen.answer.question_types import analyse_question
+from zhiwen.answer.relevance import FEATURES, calibrate_floor, relevance_features, relevance_verdict
+from zhiwen.answer.scoring import Weights, preload_idf, score_units
+from zhiwen.answer.stage import AnswerOptions, answer_from_parents, candidates_from_parents
 from zhiwen.config import Settings
 from zhiwen.documents import ParentHit
 from zhiwen.eval.answers import (
@@ -63,12 +69,6 @@ from zhiwen.eval.answers import (
     without_positives_kb,
 )
 from zhiwen.eval.beir import BeirDataset, build_index, default_kb_name
-from zhiwen.generate.answer_compose import ComposeOptions
-from zhiwen.generate.answer_scoring import Weights, preload_idf, score_units
-from zhiwen.generate.answer_stage import AnswerOptions, answer_from_parents, candidates_from_parents
-from zhiwen.generate.answer_types import analyse_question
-from zhiwen.generate.extractive import compose_passages, extractive_footer, with_note
-from zhiwen.generate.relevance import FEATURES, calibrate_floor, relevance_features, relevance_verdict
 from zhiwen.kb import KnowledgeBase, open_kb
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 

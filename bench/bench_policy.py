@@ -46,7 +46,7 @@ from zhiwen.apps.policy.service import ask_policy, kb_config  # noqa: E402
 from zhiwen.apps.policy.settings import PolicySettings  # noqa: E402
 from zhiwen.config import LLMSettings, Settings  # noqa: E402
 from zhiwen.documents import SearchHit  # noqa: E402
-from zhiwen.generate.llm import clear_llm_cache  # noqa: E402
+from zhiwen.llm import clear_llm_cache  # noqa: E402
 
 INTENTS = ("visa_free", "airline_visa_free", "both", "other")
 

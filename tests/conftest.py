@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from support.fake_openai import FakeOpenAI
 from zhiwen.config import reset_settings_cache
+from zhiwen.llm import OpenAIChatClient
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("ZHIWEN_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
@@ -33,3 +35,25 @@ def zhiwen_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     reset_settings_cache()
     yield home
     reset_settings_cache()
+
+
+# -- the LLM layer: a running fake OpenAI-compatible server (tests/llm, tests/answer) --
+@pytest.fixture
+def fake_llm() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+@pytest.fixture
+def client(fake_llm: FakeOpenAI) -> Iterator[OpenAIChatClient]:
+    c = OpenAIChatClient(
+        base_url=fake_llm.base_url,
+        model="fake-model",
+        api_key="sk-test",
+        timeout_s=2.0,
+        max_retries=2,
+        backoff_base_s=0.01,
+        backoff_max_s=0.05,
+    )
+    yield c
+    c.close()

@@ -19,13 +19,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sse_starlette import EventSourceResponse
 
+from zhiwen.answer.qa import Answer, Source
 from zhiwen.appkit import AppAnswer, AppContext, AppEvent, AskRequest, BaseApp, Citation, done_payload, to_sse
 from zhiwen.appkit.events import SERVER_BUSY_MESSAGE, error_event, sse_stream
 from zhiwen.appkit.qa import app_answer, app_events, generic_ask
 from zhiwen.config import Settings
 from zhiwen.documents import Chunk, SearchHit
 from zhiwen.errors import InvalidParameter, KnowledgeBaseNotFound, LLMTimeout, ZhiwenError
-from zhiwen.generate.qa import Answer, Source
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 
 

@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 from support.fake_openai import FakeOpenAI, Reply
 from zhiwen.api.app import create_app
 from zhiwen.config import LLMSettings, ResilienceSettings, Settings
-from zhiwen.generate.llm import OpenAIChatClient, clear_llm_cache
+from zhiwen.llm import OpenAIChatClient, clear_llm_cache
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_DATA = Path(os.environ.get("ZHIWEN_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -29,7 +29,7 @@ CD_CSV = SHARED_DATA / "lianjia_ershoufang" / "ErshoufangSpider_cd.csv"
 
 @pytest.fixture(scope="session")
 def fault_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from zhiwen.generate.qa import answer_question
+    from zhiwen.answer.qa import answer_question
     from zhiwen.kb import open_kb
 
     home = tmp_path_factory.mktemp("faults_home")

@@ -14,9 +14,9 @@ from front_support import build_demo, make_settings
 from support.fake_openai import FakeOpenAI, Reply
 from zhiwen.api.app import create_app
 from zhiwen.config import LLMSettings
-from zhiwen.generate.base import ChatResult
-from zhiwen.generate.llm import clear_llm_cache
-from zhiwen.generate.overrides import OverriddenChatModel, with_overrides
+from zhiwen.llm import clear_llm_cache
+from zhiwen.llm.base import ChatResult
+from zhiwen.llm.overrides import OverriddenChatModel, with_overrides
 
 QUESTION = [{"role": "user", "content": "怎么创建知识库？"}]
 

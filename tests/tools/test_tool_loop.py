@@ -14,8 +14,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from support.fake_openai import FakeOpenAI, Reply
-from zhiwen.generate.base import Message
-from zhiwen.generate.llm import OpenAIChatClient
+from zhiwen.llm import OpenAIChatClient
+from zhiwen.llm.base import Message
 from zhiwen.tools import PlannedCall, Tool, ToolCallRecord, ToolRegistry, run_tool_loop
 
 QUESTION: list[Message] = [{"role": "user", "content": "3 加 4 等于多少？"}]

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from support.fake_openai import FakeOpenAI, Reply
 from zhiwen.embed import EmbeddingCache, get_embedder
 from zhiwen.errors import LLMError, LLMTimeout
-from zhiwen.generate.base import ChatResult, Message
-from zhiwen.generate.llm import OpenAIChatClient
+from zhiwen.llm import OpenAIChatClient
+from zhiwen.llm.base import ChatResult, Message
 from zhiwen.understand.classify import Classification, Classifier
 
 LABELS = ("weather", "sports", "other")

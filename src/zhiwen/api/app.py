@@ -69,8 +69,8 @@ def _warm_up(settings: Settings, runtime: DynamicSettingsService) -> None:
     and check that an enabled rerank model is on disk — a missing one is said at start (and
     remembered: searches keep the fused order)."""
     try:
-        from zhiwen.generate.answer_scoring import preload_idf
-        from zhiwen.generate.llm import get_llm
+        from zhiwen.answer.scoring import preload_idf
+        from zhiwen.llm import get_llm
         from zhiwen.retrieve.rerank import RerankerUnavailable, get_reranker
 
         preload_idf()

@@ -46,9 +46,9 @@ if TYPE_CHECKING:
     import typer
     from fastapi import APIRouter
 
-    from zhiwen.generate.base import ChatModel
     from zhiwen.ingest import Corpus
     from zhiwen.kb import KnowledgeBase
+    from zhiwen.llm.base import ChatModel
     from zhiwen.retrieve.pipeline import RetrievalPipeline
 
 Loader = Callable[..., "Corpus"]  # (path, **options) -> Corpus: an ingest format an app adds

@@ -37,8 +37,8 @@ def build_context(
     pipeline: RetrievalPipeline | None = None,
     llm: Any = AUTO,
 ) -> AppContext:
-    from zhiwen.generate.llm import get_llm
     from zhiwen.kb import open_kb
+    from zhiwen.llm import get_llm
 
     settings = settings or get_settings()
     return AppContext(

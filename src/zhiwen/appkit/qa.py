@@ -1,4 +1,4 @@
-"""Grounded QA (:mod:`zhiwen.generate.qa`) in the app contract's shapes.
+"""Grounded QA (:mod:`zhiwen.answer.qa`) in the app contract's shapes.
 
 Generic QA answers any KB that no app claims; apps built on the engine's QA use the
 same conversions, so every entry point returns one answer shape and one event stream.
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from zhiwen.answer.qa import Answer, QAEvent, Source, answer_question, stream_question
 from zhiwen.appkit.app import AppAnswer, AppContext, AskRequest, Citation
 from zhiwen.appkit.events import AppEvent
 from zhiwen.errors import InvalidParameter
-from zhiwen.generate.qa import Answer, QAEvent, Source, answer_question, stream_question
 
 DEFAULT_TOP_K = 5
 

@@ -97,7 +97,7 @@ def search_command(
         query, mode=mode, top_k=top_k, filters=flt, fusion=fusion, alpha=alpha, candidates=candidates
     )
     seconds = time.perf_counter() - start
-    from zhiwen.generate.relevance import relevance_verdict
+    from zhiwen.answer.relevance import relevance_verdict
 
     floor = get_settings().answer.search_relevance_floor
     verdict = relevance_verdict(query, result.hits, floor=floor)

@@ -134,7 +134,7 @@ class AnswerSettings(BaseModel):
     ``extra["relevance_floor"]`` overrides it). The floor keeps ≥ 95 % of the answerable questions
     of half a of CMRC2018 and of RGB-zh each (bench/bench_answers.py --fit-floor); news-like KBs
     with many same-topic passages reject more at ~0.4 (keeping ~88 %).
-    ``search_relevance_floor``: :func:`zhiwen.generate.relevance.relevance_verdict`'s floor, for a
+    ``search_relevance_floor``: :func:`zhiwen.answer.relevance.relevance_verdict`'s floor, for a
     search route's optional "no relevant documents" (lower: search shows passages *about* a query)."""
 
     relevance_floor: float = Field(0.245, ge=0.0, le=1.0)

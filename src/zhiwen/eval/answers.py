@@ -43,13 +43,13 @@ from typing import Any
 
 import numpy as np
 
+from zhiwen.answer.qa import default_answer_options
+from zhiwen.answer.relevance import floor_for
+from zhiwen.answer.scoring import preload_idf
 from zhiwen.config import Settings, get_settings
 from zhiwen.documents import ParentHit, SearchHit
 from zhiwen.errors import IngestError, InvalidParameter
 from zhiwen.eval.beir import BeirDataset, build_index, default_kb_name
-from zhiwen.generate.answer_scoring import preload_idf
-from zhiwen.generate.qa import default_answer_options
-from zhiwen.generate.relevance import floor_for
 from zhiwen.kb import KnowledgeBase, open_kb
 from zhiwen.retrieve.parents import aggregate_parents
 from zhiwen.retrieve.pipeline import RetrievalPipeline
@@ -179,8 +179,8 @@ def sample_questions(
 
 def stage_answerer(settings: Settings) -> Answerer:
     """The default: the extractive stage with the KB's floor, note and all, as generic QA."""
-    from zhiwen.generate.answer_stage import answer_from_parents
-    from zhiwen.generate.extractive import extractive_footer
+    from zhiwen.answer.extractive import extractive_footer
+    from zhiwen.answer.stage import answer_from_parents
 
     options = default_answer_options(settings)
 

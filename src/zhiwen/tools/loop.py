@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zhiwen.errors import LLMError, ZhiwenError
-from zhiwen.generate.base import ChatModel, Message
+from zhiwen.llm.base import ChatModel, Message
 from zhiwen.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -137,7 +137,7 @@ def run_tool_loop(
                 convo.append(_tool_message(c.id, record))
         return ToolLoopResult("", records, llm_used=True, steps=max_steps, fallback_reason="max_steps")
     except LLMError as exc:
-        from zhiwen.generate.llm import error_outcome
+        from zhiwen.llm import error_outcome
 
         reason = error_outcome(exc)
     except Exception:  # a broken adapter must not take the answer down

@@ -53,7 +53,7 @@ import numpy as np
 if TYPE_CHECKING:
     from zhiwen.embed.base import Embedder
     from zhiwen.embed.cache import EmbeddingCache
-    from zhiwen.generate.base import ChatModel, Message
+    from zhiwen.llm.base import ChatModel, Message
 
 log = logging.getLogger(__name__)
 
@@ -237,7 +237,7 @@ class Classifier:
         messages = self.llm_messages(text)
 
         def call() -> Any:
-            from zhiwen.generate.llm import llm_purpose
+            from zhiwen.llm import llm_purpose
 
             with llm_purpose(self.llm_purpose):
                 return llm.chat_json(messages, temperature=0.0, timeout_s=self.llm_timeout_s)

@@ -16,7 +16,7 @@ from zhiwen.appkit.app import AppContext, AskRequest
 from zhiwen.apps.advisor.app import AdvisorApp
 from zhiwen.apps.advisor.rules import get_rulebook
 from zhiwen.apps.advisor.verify import allowed_numbers, check_numbers
-from zhiwen.generate.openai_client import OpenAIChatClient
+from zhiwen.llm.client import OpenAIChatClient
 
 
 def role(answer: Any, key: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from zhiwen.apps.listings.extract import extract_rules
 from zhiwen.apps.listings.understand_llm import LLMExtractor, RateLimiter, merge
 from zhiwen.cache import LRU
 from zhiwen.errors import LLMTimeout
-from zhiwen.generate.base import ChatResult
+from zhiwen.llm.base import ChatResult
 
 
 class FakeLLM:

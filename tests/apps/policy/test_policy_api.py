@@ -17,7 +17,7 @@ from zhiwen.api.handlers import install_exception_handlers
 from zhiwen.appkit.app import AppContext
 from zhiwen.apps.policy import app
 from zhiwen.config import Settings
-from zhiwen.generate.llm import clear_llm_cache
+from zhiwen.llm import clear_llm_cache
 
 URL = "/api/v1/policy/ask"
 

@@ -20,7 +20,7 @@ from zhiwen.apps.policy.service import ask_policy, stream_policy
 from zhiwen.apps.policy.settings import PolicySettings
 from zhiwen.config import Settings
 from zhiwen.errors import InvalidParameter
-from zhiwen.generate.llm import clear_llm_cache
+from zhiwen.llm import clear_llm_cache
 
 SEED_1 = "关于塞尔维亚的机组人员入出境，下列说法正确的有"
 SEED_2 = "中国公民去泰国需要签证吗？"

@@ -20,7 +20,7 @@ from zhiwen.apps.policy.rewrite import RewriteError, llm_rewrite, rewrite_questi
 from zhiwen.documents import Chunk, Document, SearchHit
 from zhiwen.embed import get_embedder
 from zhiwen.errors import LLMError, LLMTimeout
-from zhiwen.generate.base import ChatResult, Message
+from zhiwen.llm.base import ChatResult, Message
 
 GAZ = default_gazetteer()
 CLF = build_intent_classifier(embedder=get_embedder("hash"))

@@ -18,8 +18,8 @@ import pytest
 from support.fake_openai import FakeOpenAI
 from zhiwen.apps.recipes.ingest import load_howtocook
 from zhiwen.config import LLMSettings, Settings
-from zhiwen.generate.llm import OpenAIChatClient
 from zhiwen.kb import KnowledgeBase, open_kb
+from zhiwen.llm import OpenAIChatClient
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 SHARED = Path(os.environ.get("ZHIWEN_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))

@@ -13,8 +13,8 @@ from support.fake_openai import FakeOpenAI, Reply
 from zhiwen.api.app import create_app
 from zhiwen.config import LLMSettings, Settings
 from zhiwen.documents import Document
-from zhiwen.generate.llm import clear_llm_cache
 from zhiwen.kb import KnowledgeBase, open_kb
+from zhiwen.llm import clear_llm_cache
 
 pytestmark = pytest.mark.shared_data
 

@@ -10,11 +10,11 @@ import pytest
 from prometheus_client import REGISTRY
 
 from support.fake_openai import FakeOpenAI, Reply
+from zhiwen.answer.extractive import extractive_note
+from zhiwen.answer.qa import collect_stream
 from zhiwen.apps.recipes import answer_recipe, stream_recipe
-from zhiwen.generate.extractive import extractive_note
-from zhiwen.generate.llm import OpenAIChatClient
-from zhiwen.generate.qa import collect_stream
 from zhiwen.kb import KnowledgeBase
+from zhiwen.llm import OpenAIChatClient
 
 pytestmark = pytest.mark.shared_data
 

@@ -2,7 +2,7 @@
 
 ``model`` picks the app or KB (:mod:`.catalog`); the conversation becomes the app's
 :class:`AskRequest` (:mod:`.conversation`); the client's ``temperature`` / ``max_tokens`` /
-``stop`` reach the LLM through :func:`zhiwen.generate.overrides.with_overrides`; the answer is
+``stop`` reach the LLM through :func:`zhiwen.llm.overrides.with_overrides`; the answer is
 shaped by :mod:`.answer` (non-streamed) or :mod:`.stream` (``stream: true``).
 
 Failures before the first byte are HTTP errors in OpenAI's shape (an unknown model, an app whose
@@ -48,7 +48,7 @@ from zhiwen.appkit.deps import get_app_context, get_kb_registry, get_settings_de
 from zhiwen.appkit.events import AppEvent
 from zhiwen.appkit.qa import generic_ask, generic_stream
 from zhiwen.apps.registry import AppRegistry
-from zhiwen.generate.overrides import with_overrides
+from zhiwen.llm.overrides import with_overrides
 
 router = APIRouter()
 FINGERPRINT = f"zhiwen-{__version__}"

@@ -23,10 +23,10 @@ from pydantic import BaseModel, Field, StrictInt, field_validator
 from pydantic_core import PydanticCustomError
 from starlette.concurrency import run_in_threadpool
 
+from zhiwen.answer.relevance import relevance_verdict
 from zhiwen.appkit.deps import KBName, KBRegistry, Question, current_settings, get_kb_registry, get_pipeline
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.documents import SearchHit
-from zhiwen.generate.relevance import relevance_verdict
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 from zhiwen.store.filters import parse_filters
 

@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 from zhiwen.apps.advisor.roles import Role, match_keywords, synthesis_role
 from zhiwen.errors import LLMError
-from zhiwen.generate.base import ChatModel
-from zhiwen.generate.llm import llm_purpose
+from zhiwen.llm import llm_purpose
+from zhiwen.llm.base import ChatModel
 
 log = logging.getLogger(__name__)
 

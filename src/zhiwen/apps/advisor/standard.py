@@ -27,7 +27,7 @@ from zhiwen.apps.advisor.plan import ExecutionPlan
 from zhiwen.apps.advisor.roles import Role
 from zhiwen.apps.advisor.templates import render
 from zhiwen.apps.advisor.writer import Written, write_message
-from zhiwen.generate.base import ChatModel
+from zhiwen.llm.base import ChatModel
 from zhiwen.tools import ToolCallRecord, ToolRegistry
 
 

@@ -24,8 +24,8 @@ from typing import Any
 from zhiwen.apps.advisor.roles import Role
 from zhiwen.apps.advisor.verify import NumberCheck, allowed_numbers, check_numbers, missing_key_numbers
 from zhiwen.errors import LLMError
-from zhiwen.generate.base import ChatModel
-from zhiwen.generate.llm import error_outcome, llm_purpose
+from zhiwen.llm import error_outcome, llm_purpose
+from zhiwen.llm.base import ChatModel
 
 log = logging.getLogger(__name__)
 

@@ -51,7 +51,7 @@ from zhiwen.cache import LRU
 from zhiwen.config import Settings, get_settings
 from zhiwen.documents import SearchHit
 from zhiwen.errors import InvalidParameter, LLMError, MissingParameter, WrongParameterType, ZhiwenError
-from zhiwen.generate.base import ChatModel
+from zhiwen.llm.base import ChatModel
 from zhiwen.metrics import EXTRACTIVE_ANSWERS, FALLBACKS
 from zhiwen.retrieve.fusion import rrf
 from zhiwen.retrieve.pipeline import RetrievalPipeline
@@ -181,7 +181,7 @@ class ListingsService:
         self.settings = settings or getattr(kb, "settings", None) or get_settings()
         self.listings = ls = listings or get_listings_settings()
         if llm is _UNSET:
-            from zhiwen.generate.llm import get_llm
+            from zhiwen.llm import get_llm
 
             llm = get_llm(self.settings)
         self.llm: ChatModel | None = llm
@@ -473,7 +473,7 @@ class ListingsService:
             question=question, requirements=describe_requirements(req), listings=listing_text
         )
         try:
-            from zhiwen.generate.llm import llm_purpose
+            from zhiwen.llm import llm_purpose
 
             with llm_purpose("listings_answer"):
                 reply = self.llm.chat([{"role": "user", "content": prompt}])

@@ -32,7 +32,7 @@ from zhiwen.apps.listings.extract import (
 from zhiwen.apps.listings.gazetteer import Gazetteer, Place, get_gazetteer
 from zhiwen.cache import LRU
 from zhiwen.errors import LLMError
-from zhiwen.generate.base import ChatModel
+from zhiwen.llm.base import ChatModel
 from zhiwen.metrics import FALLBACKS
 
 log = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ class LLMExtractor:
             specials="、".join(SPECIALS), negations="、".join(NEGATIONS), question=question
         )
         try:
-            from zhiwen.generate.llm import llm_purpose
+            from zhiwen.llm import llm_purpose
 
             with llm_purpose("listings_extract"):
                 data = self.llm.chat_json([{"role": "user", "content": prompt}], temperature=0.0)

@@ -26,18 +26,18 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from zhiwen.answer.extractive import truncate
+from zhiwen.answer.prompts import qa_messages
+from zhiwen.answer.stage import excerpt
 from zhiwen.appkit.app import Citation
 from zhiwen.documents import Document
-from zhiwen.generate.answer_stage import excerpt
-from zhiwen.generate.extractive import truncate
-from zhiwen.generate.prompts import qa_messages
 
 from .countries import Country
 from .visa_table import POLICY_TYPE_ZH
 
 if TYPE_CHECKING:
-    from zhiwen.generate.base import Message
     from zhiwen.kb import KnowledgeBase
+    from zhiwen.llm.base import Message
 
 DOMAIN = "中国出入境免签政策、机组人员出入境与相关法律法规"
 MAX_PASSAGES = 5

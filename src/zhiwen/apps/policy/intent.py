@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from zhiwen.appkit.app import AppContext
     from zhiwen.embed.base import Embedder
     from zhiwen.embed.cache import EmbeddingCache
-    from zhiwen.generate.base import ChatModel
+    from zhiwen.llm.base import ChatModel
 
 INTENTS = ("visa_free", "airline_visa_free", "both", "other")
 DEFAULT_INTENT = "other"

@@ -27,7 +27,7 @@ from .countries import Country, Gazetteer, default_gazetteer
 from .intent import HAINAN, TRANSIT
 
 if TYPE_CHECKING:
-    from zhiwen.generate.base import ChatModel, Message
+    from zhiwen.llm.base import ChatModel, Message
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +157,7 @@ def llm_rewrite(
     question: str, intent: str, llm: ChatModel, *, timeout_s: float, gazetteer: Gazetteer | None = None
 ) -> str:
     """The LLM's rewrite (``RewriteError`` on timeout, error or unusable output)."""
-    from zhiwen.generate.llm import llm_purpose
+    from zhiwen.llm import llm_purpose
 
     messages = rewrite_messages(question, intent)
 

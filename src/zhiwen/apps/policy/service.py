@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from zhiwen.answer.qa import AnswerPlan, Source, execute, execute_stream
 from zhiwen.appkit.app import AppContext, Citation
 from zhiwen.appkit.events import AppEvent
 from zhiwen.errors import InvalidParameter, ZhiwenError
-from zhiwen.generate.qa import AnswerPlan, Source, execute, execute_stream
 from zhiwen.understand.classify import Classification
 
 from . import answer as compose

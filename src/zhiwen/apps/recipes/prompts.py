@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zhiwen.generate.base import Message
+from zhiwen.llm.base import Message
 
 ROUTE_SYSTEM = (
     "你是菜谱问答系统的查询分类器。把用户问题分为三类之一，只输出 JSON："

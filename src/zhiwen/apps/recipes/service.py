@@ -7,7 +7,7 @@
 * ``list`` (推荐几个简单的素菜): up to N distinct dishes satisfying the category/difficulty filters
   taken from the question, ranked by relevance, topped up from the catalog when retrieval finds
   fewer. Offline: the dish names with category and difficulty.
-* ``general`` (什么是川菜): the generic passage QA of :mod:`zhiwen.generate.qa`.
+* ``general`` (什么是川菜): the generic passage QA of :mod:`zhiwen.answer.qa`.
 
 Routing uses rules; only when they are unsure and an LLM is configured does one routing call
 (``purpose=recipes.route``) happen. A clear detail question therefore costs exactly one LLM call.
@@ -27,13 +27,9 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from zhiwen.config import Settings
-from zhiwen.documents import Document
-from zhiwen.generate.base import ChatModel
-from zhiwen.generate.extractive import compose_list, compose_sections, truncate
-from zhiwen.generate.llm import llm_purpose
-from zhiwen.generate.prompts import qa_messages
-from zhiwen.generate.qa import (
+from zhiwen.answer.extractive import compose_list, compose_sections, truncate
+from zhiwen.answer.prompts import qa_messages
+from zhiwen.answer.qa import (
     AUTO,
     Answer,
     AnswerPlan,
@@ -45,6 +41,10 @@ from zhiwen.generate.qa import (
     plan_generic,
     resolve_llm,
 )
+from zhiwen.config import Settings
+from zhiwen.documents import Document
+from zhiwen.llm import llm_purpose
+from zhiwen.llm.base import ChatModel
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 from zhiwen.store.filters import parse_filters
 

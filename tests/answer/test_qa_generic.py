@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from support.fake_openai import FakeOpenAI, Reply
+from zhiwen.answer.extractive import extractive_footer
+from zhiwen.answer.qa import NO_RESULTS_ANSWER, answer_question, collect_stream, stream_question
 from zhiwen.config import Settings
 from zhiwen.documents import Document
-from zhiwen.generate.base import ChatResult
-from zhiwen.generate.extractive import extractive_footer
-from zhiwen.generate.llm import OpenAIChatClient
-from zhiwen.generate.qa import NO_RESULTS_ANSWER, answer_question, collect_stream, stream_question
 from zhiwen.kb import KnowledgeBase, open_kb
+from zhiwen.llm import OpenAIChatClient
+from zhiwen.llm.base import ChatResult
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 
 DOCS = [

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from zhiwen.documents import Document
-from zhiwen.generate.extractive import (
+from zhiwen.answer.extractive import (
     compose_list,
     compose_passages,
     compose_sections,
@@ -12,7 +11,8 @@ from zhiwen.generate.extractive import (
     truncate,
     with_note,
 )
-from zhiwen.generate.prompts import numbered_context, qa_messages
+from zhiwen.answer.prompts import numbered_context, qa_messages
+from zhiwen.documents import Document
 
 RECIPE = """# 测试菜的做法
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from cachetools import LRUCache
 
-from zhiwen.generate.base import ChatModel, ChatResult, Message, Stop, StreamEvent
+from zhiwen.llm.base import ChatModel, ChatResult, Message, Stop, StreamEvent
 
 _WRAPPERS: LRUCache[tuple[Any, ...], OverriddenChatModel] = LRUCache(maxsize=64)
 _WRAPPERS_LOCK = threading.Lock()

@@ -9,7 +9,7 @@ The flow is split so every app shares the LLM/fallback logic:
    ``EXTRACTIVE_ANSWERS{app,reason}``. LLM failures never propagate.
 
 :func:`plan_generic` is the plan for any KB: the LLM gets the best passages of the top
-documents; offline, the extractive stage (:mod:`zhiwen.generate.answer_stage`) answers with a
+documents; offline, the extractive stage (:mod:`zhiwen.answer.stage`) answers with a
 short cited lead, the supporting passages and the note at the end — or, below the KB's relevance
 floor, says the KB holds nothing relevant (``Answer.answerable`` False, 可能相关 passages).
 :func:`answer_question` / :func:`stream_question` are the one-call entry points.
@@ -31,16 +31,16 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from zhiwen.answer.compose import ComposeOptions
+from zhiwen.answer.extractive import extractive_footer, interrupted_note, truncate, with_note
+from zhiwen.answer.prompts import qa_messages
+from zhiwen.answer.relevance import floor_for
+from zhiwen.answer.stage import AnswerOptions, ExtractiveAnswer, answer_from_parents
 from zhiwen.config import Settings, get_settings
 from zhiwen.documents import ParentHit
 from zhiwen.errors import LLMError
-from zhiwen.generate.answer_compose import ComposeOptions
-from zhiwen.generate.answer_stage import AnswerOptions, ExtractiveAnswer, answer_from_parents
-from zhiwen.generate.base import ChatModel, Message
-from zhiwen.generate.extractive import extractive_footer, interrupted_note, truncate, with_note
-from zhiwen.generate.llm import error_outcome, get_llm, llm_purpose
-from zhiwen.generate.prompts import qa_messages
-from zhiwen.generate.relevance import floor_for
+from zhiwen.llm import error_outcome, get_llm, llm_purpose
+from zhiwen.llm.base import ChatModel, Message
 from zhiwen.metrics import EXTRACTIVE_ANSWERS
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 from zhiwen.store.filters import Filter
@@ -338,7 +338,7 @@ def plan_generic(
 ) -> AnswerPlan:
     """Top documents by parent aggregation; context = their best matching passages.
 
-    Offline, the extractive stage (:mod:`zhiwen.generate.answer_stage`) answers: a short cited
+    Offline, the extractive stage (:mod:`zhiwen.answer.stage`) answers: a short cited
     lead, the supporting passages, or — below the KB's relevance floor — 可能相关 passages.
     """
     found = pipeline_for(kb, pipeline).search_parents(kb, question, top_k=top_k, mode=mode, filters=filters)

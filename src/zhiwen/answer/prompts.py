@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from zhiwen.generate.base import Message
+from zhiwen.llm.base import Message
 
 SYSTEM_TEMPLATE = (
     "You are a domain expert in {domain}. 你是{domain}方面的专家，回答准确、简洁、有条理。"

@@ -1,6 +1,6 @@
-"""The chat-model contract every app uses (implemented by :mod:`zhiwen.generate.llm`).
+"""The chat-model contract every app uses (implemented by :mod:`zhiwen.llm`).
 
-Apps call :func:`zhiwen.generate.llm.get_llm` which returns ``None`` when no LLM is
+Apps call :func:`zhiwen.llm.get_llm` which returns ``None`` when no LLM is
 configured; they must then compose an extractive answer and say so (``llm_used: false``).
 Failures raise :class:`zhiwen.errors.LLMError` subclasses (codes 1001/1002/1003/1099).
 

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from zhiwen.answer.compose import MAYBE_HEADING, NOT_FOUND_LEAD, RELATED_HEADING
+from zhiwen.answer.relevance import calibrate_floor, floor_for, rejection_rates
+from zhiwen.answer.stage import AnswerOptions, answer_from_parents, excerpt
 from zhiwen.config import Settings
 from zhiwen.documents import Chunk, Document, ParentHit, SearchHit
-from zhiwen.generate.answer_compose import MAYBE_HEADING, NOT_FOUND_LEAD, RELATED_HEADING
-from zhiwen.generate.answer_stage import AnswerOptions, answer_from_parents, excerpt
-from zhiwen.generate.relevance import calibrate_floor, floor_for, rejection_rates
 
 
 def parent(doc_id: str, text: str, title: str = "", score: float = 1.0, section: str = "") -> ParentHit:

@@ -5,7 +5,7 @@ failure's outcome: ``timeout``, ``auth``, ``rate_limited``, ``http_error``, ``em
 answer starts with a visible note (:func:`extractive_note`) and cites its sources as ``[n]``
 (1-based positions in the answer's source list). Nothing here invents text: it only selects and
 arranges passages. Generic QA answers through the extractive stage
-(:mod:`zhiwen.generate.answer_stage`: a short cited lead first, the note at the end,
+(:mod:`zhiwen.answer.stage`: a short cited lead first, the note at the end,
 :func:`extractive_footer`); these helpers compose the apps' own offline answers.
 
 Example::

@@ -13,8 +13,8 @@ from prometheus_client import REGISTRY
 
 from support.fake_openai import FakeOpenAI, Reply
 from zhiwen.errors import LLMError, LLMRateLimited, LLMTimeout
-from zhiwen.generate.base import ContentDelta, StreamEvent, StreamFinished, ToolCallCompleted
-from zhiwen.generate.llm import OpenAIChatClient
+from zhiwen.llm import OpenAIChatClient
+from zhiwen.llm.base import ContentDelta, StreamEvent, StreamFinished, ToolCallCompleted
 
 MSG = [{"role": "user", "content": "你好"}]
 TOOLS = [

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from zhiwen.documents import Chunk, Document, ParentHit, SearchHit
-from zhiwen.generate.answer_scoring import score_units
-from zhiwen.generate.answer_stage import answer_from_parents, candidates_from_parents
-from zhiwen.generate.answer_types import analyse_question
-from zhiwen.generate.relevance import (
+from zhiwen.answer.question_types import analyse_question
+from zhiwen.answer.relevance import (
     FEATURES,
     RelevanceModel,
     Verdict,
     relevance_features,
     relevance_verdict,
 )
+from zhiwen.answer.scoring import score_units
+from zhiwen.answer.stage import answer_from_parents, candidates_from_parents
+from zhiwen.documents import Chunk, Document, ParentHit, SearchHit
 
 
 def hit(

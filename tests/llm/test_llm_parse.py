@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zhiwen.errors import LLMError
-from zhiwen.generate.base import ContentDelta, StreamFinished, ToolCall, ToolCallCompleted
-from zhiwen.generate.llm_parse import (
+from zhiwen.llm.base import ContentDelta, StreamFinished, ToolCall, ToolCallCompleted
+from zhiwen.llm.parse import (
     JSONRepairError,
     StreamAssembler,
     completion_chunk,

@@ -1,4 +1,4 @@
-"""The OpenAI SDK behind :class:`OpenAIChatClient` (see :mod:`zhiwen.generate.llm` for the story).
+"""The OpenAI SDK behind :class:`OpenAIChatClient` (see :mod:`zhiwen.llm` for the story).
 
 Our deadline and retries (:mod:`zhiwen.retry`) wrap the SDK, whose own retries are off; its
 HTTP client reads through :class:`~zhiwen.retry.DeadlineTransport`, so one ``timeout_s`` bounds
@@ -32,9 +32,9 @@ import httpx2
 
 from zhiwen.config import LLMSettings
 from zhiwen.errors import LLMError, LLMTimeout
-from zhiwen.generate.base import ChatResult, Message, Stop, StreamEvent
-from zhiwen.generate.llm_errors import error_outcome, is_retryable, llm_error, retry_after_s, to_llm_error
-from zhiwen.generate.llm_parse import (
+from zhiwen.llm.base import ChatResult, Message, Stop, StreamEvent
+from zhiwen.llm.errors import error_outcome, is_retryable, llm_error, retry_after_s, to_llm_error
+from zhiwen.llm.parse import (
     JSONRepairError,
     StreamAssembler,
     completion_chunk,
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
 # ``openai`` is imported where first needed: it takes ~0.7 s, and every CLI command imports this.
 
-log = logging.getLogger("zhiwen.generate.llm")  # one logger name for the LLM client, split or not
+log = logging.getLogger("zhiwen.llm")  # one logger name for the LLM client, split or not
 
 _PURPOSE: contextvars.ContextVar[str] = contextvars.ContextVar("zhiwen_llm_purpose", default="chat")
 

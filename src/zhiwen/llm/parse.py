@@ -3,7 +3,7 @@
 JSON repair is ``json_repair``'s (code fences, prose around the value, trailing commas, single
 quotes, Python literals, comments, unclosed brackets); :func:`parse_json_lenient` only adds
 "no JSON at all is an error". :class:`StreamAssembler` turns OpenAI ``chat.completion.chunk``
-dicts into :mod:`zhiwen.generate.base` events, joining ``delta.tool_calls`` fragments by index.
+dicts into :mod:`zhiwen.llm.base` events, joining ``delta.tool_calls`` fragments by index.
 
 Example::
 
@@ -25,8 +25,8 @@ from typing import Any
 import json_repair
 
 from zhiwen.errors import LLMError
-from zhiwen.generate.base import ContentDelta, StreamEvent, StreamFinished, ToolCall, ToolCallCompleted
-from zhiwen.generate.llm_errors import llm_error
+from zhiwen.llm.base import ContentDelta, StreamEvent, StreamFinished, ToolCall, ToolCallCompleted
+from zhiwen.llm.errors import llm_error
 
 
 class JSONRepairError(ValueError):

@@ -33,9 +33,8 @@ from typing import Any
 
 from rapidfuzz.distance import LCSseq
 
-from zhiwen.config import Settings
-from zhiwen.documents import Document, SearchHit
-from zhiwen.generate.answer_scoring import (
+from zhiwen.answer.question_types import Question, analyse_question
+from zhiwen.answer.scoring import (
     Candidate,
     QuestionTerms,
     ScoredUnit,
@@ -43,8 +42,9 @@ from zhiwen.generate.answer_scoring import (
     score_units,
     unit_terms,
 )
-from zhiwen.generate.answer_types import Question, analyse_question
-from zhiwen.generate.answer_units import split_units
+from zhiwen.answer.units import split_units
+from zhiwen.config import Settings
+from zhiwen.documents import Document, SearchHit
 
 FLOOR_KEY = "relevance_floor"
 FEATURES = (

@@ -27,11 +27,11 @@ Behaviour:
   and connection errors; ``Retry-After`` is honoured when it fits in the deadline.
   400/401/403/404 are not retried; a 400 to ``response_format`` / ``stream_options`` (servers
   that do not know them) is retried once without them.
-* Errors map to seed 003's codes (:mod:`zhiwen.generate.llm_errors`): ``LLMTimeout`` (1001),
+* Errors map to seed 003's codes (:mod:`zhiwen.llm.errors`): ``LLMTimeout`` (1001),
   ``LLMAuthError`` (1002), ``LLMRateLimited`` (1003), ``LLMError`` (1099).
 * Metrics: ``LLM_CALLS{purpose,outcome}`` (one per logical call), ``LLM_TOKENS{kind}``,
   ``LLM_LATENCY{purpose}``, ``LLM_ERRORS{code}``. Name the purpose with the ``purpose=`` keyword
-  or, through the :class:`~zhiwen.generate.base.ChatModel` protocol, with
+  or, through the :class:`~zhiwen.llm.base.ChatModel` protocol, with
   ``with llm_purpose("qa.answer"): ...``.
 
 Example::
@@ -53,10 +53,10 @@ import threading
 from typing import Any
 
 from zhiwen.config import LLMSettings, Settings, get_settings
-from zhiwen.generate.base import ChatModel
-from zhiwen.generate.llm_errors import error_outcome
-from zhiwen.generate.llm_parse import parse_tool_calls
-from zhiwen.generate.openai_client import OpenAIChatClient, llm_purpose
+from zhiwen.llm.base import ChatModel
+from zhiwen.llm.client import OpenAIChatClient, llm_purpose
+from zhiwen.llm.errors import error_outcome
+from zhiwen.llm.parse import parse_tool_calls
 
 __all__ = [
     "OpenAIChatClient",

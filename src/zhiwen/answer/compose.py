@@ -28,9 +28,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from zhiwen.generate.answer_scoring import QuestionTerms, ScoredUnit, unit_terms
-from zhiwen.generate.answer_types import Question, has_type
-from zhiwen.generate.answer_units import Block, DocUnits, Unit
+from zhiwen.answer.question_types import Question, has_type
+from zhiwen.answer.scoring import QuestionTerms, ScoredUnit, unit_terms
+from zhiwen.answer.units import Block, DocUnits, Unit
 
 NOT_FOUND_LEAD = "知识库中没有找到与这个问题直接相关的内容。"
 RELATED_HEADING = "**相关段落**"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zhiwen.generate.answer_types import analyse_question, answer_spans, has_cue, typed_spans
+from zhiwen.answer.question_types import analyse_question, answer_spans, has_cue, typed_spans
 
 
 @pytest.mark.parametrize(

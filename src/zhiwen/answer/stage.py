@@ -1,10 +1,10 @@
 """The extractive answering stage: retrieved parents → a short, structured, cited offline answer.
 
-Used by generic QA (:mod:`zhiwen.generate.qa`), ``zhiwen ask``, ``POST /api/v1/qa`` and every
+Used by generic QA (:mod:`zhiwen.answer.qa`), ``zhiwen ask``, ``POST /api/v1/qa`` and every
 app's free-text offline part. Steps: split each parent into units
-(:mod:`~zhiwen.generate.answer_units`), score them against the question
-(:mod:`~zhiwen.generate.answer_scoring`), compare the best evidence with the relevance floor
-(:mod:`~zhiwen.generate.relevance`), compose the markdown (:mod:`~zhiwen.generate.answer_compose`).
+(:mod:`~zhiwen.answer.units`), score them against the question
+(:mod:`~zhiwen.answer.scoring`), compare the best evidence with the relevance floor
+(:mod:`~zhiwen.answer.relevance`), compose the markdown (:mod:`~zhiwen.answer.compose`).
 Citations ``[n]`` are 1-based positions in ``parents``. Nothing is invented: every word comes from
 the passages, except the fixed Chinese framing (相关段落, 可能相关, the not-found line).
 
@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from zhiwen.answer.compose import NOT_FOUND_LEAD, ComposeOptions, compose, trim_units_text
+from zhiwen.answer.question_types import analyse_question
+from zhiwen.answer.relevance import DEFAULT_MODEL, RelevanceModel, is_answerable, relevance
+from zhiwen.answer.scoring import Candidate, EmbedTexts, QuestionTerms, Weights, score_units
+from zhiwen.answer.units import DocUnits, Unit, split_units
 from zhiwen.documents import Document, ParentHit
-from zhiwen.generate.answer_compose import NOT_FOUND_LEAD, ComposeOptions, compose, trim_units_text
-from zhiwen.generate.answer_scoring import Candidate, EmbedTexts, QuestionTerms, Weights, score_units
-from zhiwen.generate.answer_types import analyse_question
-from zhiwen.generate.answer_units import DocUnits, Unit, split_units
-from zhiwen.generate.relevance import DEFAULT_MODEL, RelevanceModel, is_answerable, relevance
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +49,7 @@ class ExtractiveAnswer:
     text: str  # markdown body, without the extractive note
     lead: str
     answerable: bool
-    relevance: float  # best evidence, 0..1 (see zhiwen.generate.relevance)
+    relevance: float  # best evidence, 0..1 (see zhiwen.answer.relevance)
     floor: float
     cited: list[int] = field(default_factory=list)
     seconds: float = 0.0

@@ -16,7 +16,7 @@ Each unit of the retrieved parents gets one score, a weighted sum of (all in [0,
 * ``rank`` / ``section`` — its parent's retrieval rank, its section's best chunk score;
 * ``dense`` — cosine between the question and the unit, where the embedder is cheap.
 
-The relevance floor (:mod:`zhiwen.generate.relevance`) reads the best units' evidence.
+The relevance floor (:mod:`zhiwen.answer.relevance`) reads the best units' evidence.
 
 Example::
 
@@ -38,8 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-from zhiwen.generate.answer_types import Question, answer_spans, has_cue
-from zhiwen.generate.answer_units import DocUnits, Unit
+from zhiwen.answer.question_types import Question, answer_spans, has_cue
+from zhiwen.answer.units import DocUnits, Unit
 from zhiwen.text.tokenizer import Tokenizer
 
 EmbedTexts = Callable[[list[str]], np.ndarray]  # rows L2-normalised

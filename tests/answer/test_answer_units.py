@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from zhiwen.answer.units import plain_text, split_sentences, split_units
 from zhiwen.documents import Document
-from zhiwen.generate.answer_units import plain_text, split_sentences, split_units
 
 MANUAL = """# 手册
 

@@ -11,7 +11,7 @@ from prometheus_client import REGISTRY
 from support.fake_openai import FakeOpenAI, Reply
 from zhiwen.config import LLMSettings, Settings
 from zhiwen.errors import LLMAuthError, LLMError, LLMRateLimited, LLMTimeout
-from zhiwen.generate.llm import OpenAIChatClient, clear_llm_cache, get_llm, llm_purpose
+from zhiwen.llm import OpenAIChatClient, clear_llm_cache, get_llm, llm_purpose
 
 MSG = [{"role": "user", "content": "你好"}]
 
