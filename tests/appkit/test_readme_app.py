@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from zhiwen.api.app import create_app
 from zhiwen.appkit import AskRequest, BaseApp
 from zhiwen.appkit.context import build_context
-from zhiwen.apps.registry import AppRegistry
+from zhiwen.appkit.registry import AppRegistry
 from zhiwen.config import LLMSettings, Settings
 from zhiwen.documents import Document
 from zhiwen.kb import open_kb

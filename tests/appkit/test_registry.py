@@ -22,8 +22,7 @@ from typer.testing import CliRunner
 from zhiwen.api.app import create_app
 from zhiwen.appkit import AppAnswer, AppContext, AskRequest, BaseApp, KBSpec
 from zhiwen.appkit.app import Loader
-from zhiwen.apps import registry as registry_mod
-from zhiwen.apps.registry import (
+from zhiwen.appkit.registry import (
     AppLoadError,
     AppRegistry,
     AppSpec,
@@ -31,6 +30,7 @@ from zhiwen.apps.registry import (
     installed_specs,
     load_apps,
 )
+from zhiwen.apps import registry as registry_mod
 from zhiwen.config import Settings
 
 TOY_MODULE = "zhiwen_test_toy_app"

@@ -15,7 +15,7 @@ from front_support import Server, build_demo, make_settings
 from zhiwen.api.app import create_app
 from zhiwen.appkit.app import AppAnswer, AppContext, AskRequest, BaseApp
 from zhiwen.appkit.events import AppEvent
-from zhiwen.apps.registry import AppRegistry, load_apps
+from zhiwen.appkit.registry import AppRegistry, load_apps
 from zhiwen.config import Settings
 from zhiwen.errors import InvalidParameter, LLMTimeout
 

@@ -16,7 +16,7 @@ Routes of the engine:
 | POST | ``/api/v1/qa`` | answers for any KB, by the KB's app or generic QA |
 | GET/POST | ``/v1/models`` , ``/v1/chat/completions`` , ``/v1/embeddings`` | OpenAI-compatible front door |
 
-Apps add theirs: every app in the registry (:mod:`zhiwen.apps.registry`) with a ``router()``
+Apps add theirs: every app in the registry (:mod:`zhiwen.appkit.registry`) with a ``router()``
 has it mounted. A broken app stops the service at start with its name (never a silently missing
 route). Reusable pieces for app routers live in :mod:`zhiwen.appkit`.
 
@@ -55,7 +55,7 @@ from zhiwen.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from zhiwen.api.routes import admin, documents, health, kbs, qa, search, ui
 from zhiwen.appkit.deps import KBRegistry
 from zhiwen.appkit.envelope import ERROR_RESPONSES
-from zhiwen.apps.registry import AppRegistry, load_apps
+from zhiwen.appkit.registry import AppRegistry, load_apps
 from zhiwen.config import Settings, get_settings
 from zhiwen.config.runtime import DynamicSettingsService
 from zhiwen.resilience import configure_resilience
@@ -91,7 +91,7 @@ def create_app(
     settings: Settings | None = None, *, app_routers: bool = True, apps: AppRegistry | None = None
 ) -> FastAPI:
     """Build the service. ``settings`` default to :func:`zhiwen.config.get_settings`; ``apps``
-    to the installed apps (:func:`zhiwen.apps.registry.load_apps`, which raises on a broken app).
+    to the installed apps (:func:`zhiwen.appkit.registry.load_apps`, which raises on a broken app).
     """
     settings = settings or get_settings()
     registry = apps if apps is not None else load_apps()

@@ -6,7 +6,7 @@ commands. Every app answers through the same :class:`AppContext`, so runtime set
 MMR, thresholds) and the LLM (or its absence) apply to every entry point alike.
 
 Apps are registered as Python entry points in the group ``zhiwen.apps`` (a third party can
-``pip install`` one); :mod:`zhiwen.apps.registry` loads them and fails loudly, with the app's
+``pip install`` one); :mod:`zhiwen.appkit.registry` loads them and fails loudly, with the app's
 name, when one is broken.
 
 Example (a minimal app)::

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from zhiwen.appkit import BaseApp
 from zhiwen.appkit.console import EXIT_FAILURE, console, err_console, print_json, run_cli
-from zhiwen.apps.registry import AppLoadError, AppRegistry, load_apps
+from zhiwen.appkit.registry import AppLoadError, AppRegistry, load_apps
 
 
 def _routes(app: BaseApp) -> list[str]:

@@ -1,6 +1,6 @@
 """``zhiwen ask --kb NAME [--json] [--top-k N] QUESTION``: answer from a knowledge base.
 
-The KB's ``app`` (``kb.json``) picks the app from the registry (:mod:`zhiwen.apps.registry`);
+The KB's ``app`` (``kb.json``) picks the app from the registry (:mod:`zhiwen.appkit.registry`);
 KBs no app claims get generic QA. Every answer goes through the same retrieval pipeline as the
 server, with the runtime settings stored under ``ZHIWEN_HOME``. Without an LLM
 (``ZHIWEN_LLM__BASE_URL`` unset) answers are extractive and say so.
@@ -20,7 +20,7 @@ from zhiwen.appkit import AskRequest
 from zhiwen.appkit.console import parse_options, print_app_answer, require_question, run_cli
 from zhiwen.appkit.context import build_context
 from zhiwen.appkit.qa import generic_ask
-from zhiwen.apps.registry import load_apps
+from zhiwen.appkit.registry import load_apps
 from zhiwen.resilience.text import require_clean_text
 
 

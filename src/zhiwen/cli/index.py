@@ -63,7 +63,7 @@ EXIT_PARTIAL = 3
 def resolve_loader(fmt: str, path: Path) -> tuple[str, Callable[..., Any]]:
     """``fmt`` → ``(format, loader)``; ``auto`` asks every app whether ``path`` holds its data
     (by content) and falls back to markdown. Loaders take ``(path, **options)``."""
-    from zhiwen.apps.registry import load_apps
+    from zhiwen.appkit.registry import load_apps
 
     registry = load_apps()
     key = (fmt or "").strip().lower()
@@ -183,7 +183,7 @@ def _document_format(fmt: str, path: Path) -> str | None:
         return key
     if key != "auto" or not path.exists():
         return None
-    from zhiwen.apps.registry import load_apps
+    from zhiwen.appkit.registry import load_apps
 
     return None if load_apps().sniff(path) else "documents"
 

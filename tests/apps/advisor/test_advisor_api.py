@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from zhiwen.api.app import create_app
 from zhiwen.appkit.app import AppContext
+from zhiwen.appkit.registry import AppRegistry
 from zhiwen.apps.advisor.app import AdvisorApp
-from zhiwen.apps.registry import AppRegistry
 
 LOAN_BODY = {"price": 3_000_000, "down_payment_ratio": 0.3, "years": 30, "rate": 3.1}
 TAX_BODY = {"price": 3_000_000, "area": 89, "is_first_home": True, "house_age_years": 3}

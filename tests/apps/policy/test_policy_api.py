@@ -184,7 +184,7 @@ def test_seed_cases_on_real_data(shared_ctx: AppContext) -> None:
 
 def test_mounted_by_the_server(mini_settings: Settings) -> None:
     from zhiwen.api.app import create_app
-    from zhiwen.apps.registry import AppRegistry
+    from zhiwen.appkit.registry import AppRegistry
 
     server = TestClient(create_app(mini_settings, apps=AppRegistry([app])), raise_server_exceptions=False)
     r = server.post(URL, json={"question": "边检证件过期后流程是什么？"})

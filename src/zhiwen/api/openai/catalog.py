@@ -28,7 +28,7 @@ from zhiwen.api.openai.errors import ModelNotFound, ModelNotReady
 from zhiwen.api.openai.schemas import ModelCard, ModelMetadata
 from zhiwen.appkit.app import BaseApp
 from zhiwen.appkit.deps import KBRegistry
-from zhiwen.apps.registry import AppRegistry
+from zhiwen.appkit.registry import AppRegistry
 from zhiwen.kb.config import KBConfig, load_config
 
 log = logging.getLogger(__name__)

@@ -47,7 +47,7 @@ from zhiwen.appkit.app import AppAnswer, AppContext, AskRequest
 from zhiwen.appkit.deps import get_app_context, get_kb_registry, get_settings_dep
 from zhiwen.appkit.events import AppEvent
 from zhiwen.appkit.qa import generic_ask, generic_stream
-from zhiwen.apps.registry import AppRegistry
+from zhiwen.appkit.registry import AppRegistry
 from zhiwen.llm.overrides import with_overrides
 
 router = APIRouter()

@@ -19,7 +19,7 @@ from zhiwen.api.openai.chat import get_apps
 from zhiwen.api.openai.errors import OPENAI_ERROR_RESPONSES, guarded
 from zhiwen.api.openai.schemas import ModelCard, ModelList
 from zhiwen.appkit.deps import KBRegistry, get_kb_registry
-from zhiwen.apps.registry import AppRegistry
+from zhiwen.appkit.registry import AppRegistry
 
 router = APIRouter()
 

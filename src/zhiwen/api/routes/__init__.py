@@ -1,1 +1,1 @@
-"""The engine's own routers; apps bring theirs through ``router()`` (see :mod:`zhiwen.apps.registry`)."""
+"""The engine's own routers; apps bring theirs through ``router()`` (see :mod:`zhiwen.appkit.registry`)."""

@@ -36,7 +36,7 @@ from zhiwen.appkit.deps import KBName, Question, get_app_context
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
 from zhiwen.appkit.qa import generic_ask, generic_stream
-from zhiwen.apps.registry import AppRegistry
+from zhiwen.appkit.registry import AppRegistry
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["qa"])
