@@ -30,7 +30,7 @@ from zhiwen.appkit.registry import (
     installed_specs,
     load_apps,
 )
-from zhiwen.apps import registry as registry_mod
+from zhiwen.appkit import registry as registry_mod
 from zhiwen.config import Settings
 
 TOY_MODULE = "zhiwen_test_toy_app"
