@@ -32,8 +32,9 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from zhiwen.cache import LRU
 from zhiwen.understand.classify import Classification, Classifier
 
 from .countries import Country, Gazetteer, default_gazetteer
@@ -208,8 +209,9 @@ def build_intent_classifier(
 
 
 # -- per request (the app's context and settings) ------------------------------------------
-_CLASSIFIERS: dict[tuple[Any, ...], Classifier] = {}
-_CLASSIFIERS_LOCK = threading.Lock()
+# the size-capped dict this replaced held up to 17 classifiers before it started over
+_CLASSIFIERS: LRU[Classifier] = LRU(17, "policy_intent_classifier")
+_CLASSIFIERS_LOCK = threading.Lock()  # one build per key: the example centroids cost embeddings
 
 
 def intent_classifier(ctx: AppContext, settings: PolicySettings) -> Classifier:
@@ -222,8 +224,6 @@ def intent_classifier(ctx: AppContext, settings: PolicySettings) -> Classifier:
     with _CLASSIFIERS_LOCK:
         clf = _CLASSIFIERS.get(key)
         if clf is None:
-            if len(_CLASSIFIERS) > 16:
-                _CLASSIFIERS.clear()
             embedder = get_embedder(emb_cfg.provider, emb_cfg)
             cache = EmbeddingCache(default_cache_dir(ctx.settings.home)) if emb_cfg.cache else None
             clf = build_intent_classifier(
@@ -239,7 +239,7 @@ def intent_classifier(ctx: AppContext, settings: PolicySettings) -> Classifier:
                 clf.embedding_cache = None
                 if cache is not None:
                     cache.close()
-            _CLASSIFIERS[key] = clf
+            _CLASSIFIERS.put(key, clf)
     return clf
 
 
