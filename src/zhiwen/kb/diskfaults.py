@@ -16,16 +16,13 @@ Example::
 from __future__ import annotations
 
 import contextlib
-import errno
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 from zhiwen.errors import StoreUnavailable, ZhiwenError
 from zhiwen.fsutil import atomic_write_text
-
-_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
-_READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
+from zhiwen.store._disk import REFUSALS, disk_fault
 
 
 class DiskWriteError(StoreUnavailable):
@@ -35,20 +32,13 @@ class DiskWriteError(StoreUnavailable):
 
 
 def classify(exc: BaseException) -> str | None:
-    """``"full"``, ``"read_only"``, or None when ``exc`` is not a disk refusal."""
-    if isinstance(exc, OSError):
-        if exc.errno in _FULL:
-            return "full"
-        if exc.errno in _READ_ONLY:
-            return "read_only"
-        return None
-    if isinstance(exc, sqlite3.Error):
-        text = str(exc).lower()
-        if "full" in text:
-            return "full"
-        if "readonly" in text or "read-only" in text or "unable to open" in text:
-            return "read_only"
-    return None
+    """``"full"``, ``"readonly"``, or None when ``exc`` is not a disk refusal.
+
+    The store's classifier names the fault (:func:`zhiwen.store._disk.disk_fault`); an I/O
+    error is no refusal here, so it is raised as it is.
+    """
+    kind = disk_fault(exc)
+    return kind if kind in REFUSALS else None
 
 
 def disk_error(name: str, exc: BaseException, kind: str) -> DiskWriteError:

@@ -26,12 +26,19 @@ from zhiwen.errors import StoreUnavailable
 
 # SQLite primary result codes (https://sqlite.org/rescode.html)
 _SQLITE_PERM, _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_FULL, _SQLITE_CANTOPEN = 3, 8, 10, 13, 14
-_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
+_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 _READONLY_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM}
+#: the faults that mean "the disk refused the write" (full or read-only), unlike ``"io"``
+REFUSALS = ("full", "readonly")
 
 
 def disk_fault(exc: BaseException) -> str | None:
-    """``"full"``, ``"readonly"``, ``"io"`` or None (not a disk fault) for a write error."""
+    """``"full"``, ``"readonly"``, ``"io"`` or None (not a disk fault) for a write error.
+
+    The project's one disk-fault classifier: the store's errors and the KB's
+    (:mod:`zhiwen.kb.diskfaults`) both name faults with it, so ``data["reason"]`` says the same
+    word wherever a write was refused.
+    """
     if isinstance(exc, OSError):
         if exc.errno in _FULL_ERRNOS:
             return "full"
@@ -39,14 +46,23 @@ def disk_fault(exc: BaseException) -> str | None:
             return "readonly"
         return "io"
     if isinstance(exc, sqlite3.Error):
-        code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
-        text = str(exc).lower()
-        if code == _SQLITE_FULL or "disk is full" in text:
-            return "full"
-        if code in (_SQLITE_READONLY, _SQLITE_PERM, _SQLITE_CANTOPEN) or "readonly" in text:
-            return "readonly"
-        if code == _SQLITE_IOERR or "disk i/o error" in text:
-            return "io"
+        return _sqlite_fault(exc)
+    return None
+
+
+def _sqlite_fault(exc: sqlite3.Error) -> str | None:
+    # sqlite3 sets ``sqlite_errorcode`` only on the errors it raises itself, not on one built by
+    # hand (tests, wrappers): the message is the fallback
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    text = str(exc).lower()
+    if code == _SQLITE_FULL or "full" in text:
+        return "full"
+    if code in (_SQLITE_READONLY, _SQLITE_PERM, _SQLITE_CANTOPEN) or any(
+        words in text for words in ("readonly", "read-only", "unable to open")
+    ):
+        return "readonly"
+    if code == _SQLITE_IOERR or "disk i/o error" in text:
+        return "io"
     return None
 
 
