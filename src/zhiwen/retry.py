@@ -216,6 +216,25 @@ def deadline_scope(seconds: float) -> Iterator[Deadline]:
 
 
 # -- retries ------------------------------------------------------------------------------------
+#: HTTP statuses a later attempt may get past: timeouts, conflicts, rate limits, an overloaded
+#: server or gateway. Never 400/401/403/404: the same request fails the same way again.
+RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+
+
+def is_retryable_status(status: int) -> bool:
+    """The project's one "is this worth another attempt" rule for an HTTP status.
+
+    Every HTTP client retries by it (LLM, embeddings, reranker), each mapping its own error
+    type to the status first.
+
+    Example::
+
+        >>> is_retryable_status(503), is_retryable_status(404)
+        (True, False)
+    """
+    return int(status) in RETRY_STATUS
+
+
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """How often and how patiently to retry; the deadline has the last word."""

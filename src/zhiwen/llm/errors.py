@@ -31,14 +31,13 @@ from typing import TYPE_CHECKING
 import httpx2
 
 from zhiwen.errors import LLMAuthError, LLMError, LLMRateLimited, LLMTimeout
-from zhiwen.retry import Deadline, DeadlineExceeded
+from zhiwen.retry import Deadline, DeadlineExceeded, is_retryable_status
 
 if TYPE_CHECKING:
     import openai
 
 # ``openai`` is imported inside the functions: it takes ~0.7 s, and the CLI imports this module.
 
-RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 AUTH_STATUS = frozenset({401, 403, 404})
 
 
@@ -116,7 +115,7 @@ def is_retryable(exc: BaseException) -> bool:
         return False
     status = exc.data.get("status")
     if status is not None:
-        return int(status) in RETRY_STATUS
+        return is_retryable_status(int(status))
     return exc.data.get("outcome") in ("unreachable", "timeout")
 
 
