@@ -38,7 +38,6 @@ Example::
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import logging
 import re
@@ -50,6 +49,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from zhiwen.llm.bounded import bounded_call
+
 if TYPE_CHECKING:
     from zhiwen.embed.base import Embedder
     from zhiwen.embed.cache import EmbeddingCache
@@ -60,8 +61,6 @@ log = logging.getLogger(__name__)
 Method = Literal["rules", "embedding", "llm", "default"]
 RuleFn = Callable[[str], "str | None"]
 REGEX_PREFIX = "re:"  # a rule string starting with this is a regular expression
-
-_EXECUTOR = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="zhiwen-classify")
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,12 +241,10 @@ class Classifier:
             with llm_purpose(self.llm_purpose):
                 return llm.chat_json(messages, temperature=0.0, timeout_s=self.llm_timeout_s)
 
-        future = _EXECUTOR.submit(call)
         try:
             # the client's own deadline should fire first; this bounds adapters that ignore it
-            reply = future.result(timeout=self.llm_timeout_s + 0.5)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
+            reply = bounded_call(call, timeout_s=self.llm_timeout_s)
+        except TimeoutError:
             return None, "llm_timeout"
         except Exception as exc:
             return None, _llm_failure(exc)

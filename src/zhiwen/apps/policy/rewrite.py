@@ -15,13 +15,13 @@ Example::
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from zhiwen.errors import LLMError, LLMTimeout
+from zhiwen.llm.bounded import bounded_call
 
 from .countries import Country, Gazetteer, default_gazetteer
 from .intent import HAINAN, TRANSIT
@@ -77,8 +77,6 @@ GLOSSARY: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )
 MAX_REWRITE_CHARS = 400
-
-_EXECUTOR = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="zhiwen-rewrite")
 
 REWRITE_SYSTEM = (
     "你是出入境政策检索助手。把用户问题改写成更适合检索“免签政策库”和“航司/机组条款库”的一句话问题：\n"
@@ -165,11 +163,9 @@ def llm_rewrite(
         with llm_purpose("policy.rewrite"):
             return llm.chat_json(messages, temperature=0.0, timeout_s=timeout_s)
 
-    future = _EXECUTOR.submit(call)
     try:
-        reply = future.result(timeout=timeout_s + 0.5)
-    except concurrent.futures.TimeoutError as exc:
-        future.cancel()
+        reply = bounded_call(call, timeout_s=timeout_s)
+    except TimeoutError as exc:
         raise RewriteError("rewrite_timeout") from exc
     except LLMTimeout as exc:
         raise RewriteError("rewrite_timeout", str(exc)) from exc
