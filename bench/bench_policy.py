@@ -43,7 +43,7 @@ from zhiwen.apps.policy.intent import rule_intent  # noqa: E402
 from zhiwen.apps.policy.retrieval import single_retrieve  # noqa: E402
 from zhiwen.apps.policy.rewrite import rule_rewrite  # noqa: E402
 from zhiwen.apps.policy.service import ask_policy, kb_config  # noqa: E402
-from zhiwen.apps.policy.settings import PolicySettings  # noqa: E402
+from zhiwen.apps.policy.settings import PolicySettings, policy_settings  # noqa: E402
 from zhiwen.config import LLMSettings, Settings  # noqa: E402
 from zhiwen.documents import SearchHit  # noqa: E402
 from zhiwen.llm import clear_llm_cache  # noqa: E402
@@ -185,7 +185,7 @@ def main() -> None:
     settings = Settings(
         home=args.home, embedding={"provider": args.embedder}, llm=LLMSettings(base_url=None), _env_file=None
     )
-    policy = PolicySettings(_env_file=None)
+    policy = policy_settings(settings)  # the policy section of the same tree (ZHIWEN_POLICY__*)
     load_before = load_average()
     ctx = build_context(settings, llm=None)
     if not args.skip_setup:

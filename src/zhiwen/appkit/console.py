@@ -20,7 +20,6 @@ import dataclasses
 import functools
 import json
 import logging
-import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -34,6 +33,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from zhiwen.appkit.app import AppAnswer
+from zhiwen.config import read_setting
 from zhiwen.documents import Chunk, Document, ParentHit, SearchHit
 from zhiwen.errors import InvalidParameter, ZhiwenError
 from zhiwen.store.filters import Filter, coerce_scalar, parse_cli_filter
@@ -69,7 +69,7 @@ def print_error(exc: BaseException) -> None:
 
 
 def _debug() -> bool:
-    return os.environ.get("ZHIWEN_DEBUG", "").lower() in ("1", "true", "yes")
+    return bool(read_setting("debug"))  # ZHIWEN_DEBUG, read afresh where an error is reported
 
 
 def run_cli(fn: Callable[P, R]) -> Callable[P, R]:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -104,7 +103,10 @@ class AppRegistry(Mapping[str, BaseApp]):
 
 
 def disabled_apps() -> set[str]:
-    return {n.strip() for n in os.environ.get("ZHIWEN_DISABLED_APPS", "").split(",") if n.strip()}
+    """``ZHIWEN_DISABLED_APPS``, read afresh: the apps to leave out."""
+    from zhiwen.config import read_setting
+
+    return set(read_setting("disabled_apps"))
 
 
 def build_registry(specs: Iterable[AppSpec], disabled: set[str] | None = None) -> AppRegistry:

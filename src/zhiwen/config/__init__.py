@@ -3,27 +3,58 @@
 Values come from environment variables prefixed ``ZHIWEN_`` (nested sections use ``__``,
 e.g. ``ZHIWEN_LLM__BASE_URL``) and from a ``.env`` file in the working directory.
 
-Runtime-editable knobs (the admin API) live in :mod:`zhiwen.config.runtime`; they take
-their defaults from here.
+Each knob is declared once, here: its type, default and bounds. The admin API's runtime
+overrides (:mod:`zhiwen.config.runtime`) reuse the declarations of the knobs it may change
+(:class:`RetrievalKnobs`, :class:`RerankKnobs`, :class:`AdaptiveSettings`), and an app adds its
+own section to the tree with :meth:`Settings.section` (``ZHIWEN_<APP>__<KEY>``). Nothing
+outside this package reads or writes an environment variable.
 
 Example::
 
     >>> from zhiwen.config import get_settings
     >>> get_settings().retrieval.rrf_k
     60
+    >>> get_settings().section("listings", ListingsSettings).rrf_k   # an app's own section
+    40
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, BeforeValidator, Field, PrivateAttr, create_model
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+# how the whole tree is read: ZHIWEN_<SECTION>__<KEY>, the environment first, then .env
+_ENVIRONMENT = SettingsConfigDict(
+    env_prefix="ZHIWEN_",
+    env_nested_delimiter="__",
+    env_file=".env",
+    extra="ignore",
+)
+
+IntentKey = Literal["broad", "focused", "troubleshoot", "doc_specific"]
+SectionT = TypeVar("SectionT", bound=BaseModel)
 
 
 def _default_home() -> Path:
     return Path.home() / ".zhiwen"
+
+
+def _comma_separated(value: Any) -> Any:
+    # the environment's form, "a, b", is a set of names
+    return {n.strip() for n in value.split(",") if n.strip()} if isinstance(value, str) else value
+
+
+def _switch_word(value: Any) -> Any:
+    # "1", "true" and "yes" (any case) switch it on; every other word leaves it off
+    return value.lower() in ("1", "true", "yes") if isinstance(value, str) else value
+
+
+CommaSeparated = Annotated[set[str], NoDecode, BeforeValidator(_comma_separated)]
+SwitchWord = Annotated[bool, BeforeValidator(_switch_word)]
 
 
 class EmbeddingSettings(BaseModel):
@@ -59,18 +90,23 @@ class FeedbackSettings(BaseModel):
     min_term_chars: int = Field(2, ge=1, le=10)  # shorter expansion terms are dropped
 
 
-class RetrievalSettings(BaseModel):
-    default_mode: str = "hybrid"  # bm25 | dense | hybrid
+class RetrievalKnobs(BaseModel):
+    """The retrieval knobs the admin API may also change at runtime (declared once, here)."""
+
+    default_mode: Literal["bm25", "dense", "hybrid"] = "hybrid"
     # weighted min-max won on both labelled sets (BASELINES.md); rrf is one setting away
-    fusion: str = "weighted"  # rrf | weighted
+    fusion: Literal["rrf", "weighted"] = "weighted"
     rrf_k: int = Field(60, ge=1, le=1000)
-    bm25_weight: float = Field(1.0, ge=0.0)
-    dense_weight: float = Field(1.0, ge=0.0)
     # weighted (min-max) fusion: weight of the dense branch, the rest goes to BM25
     dense_alpha: float = Field(0.5, ge=0.0, le=1.0)
+    bm25_weight: float = Field(1.0, ge=0.0, le=100.0)
+    dense_weight: float = Field(1.0, ge=0.0, le=100.0)
     # how many candidates each branch returns before fusion
     candidates: int = Field(100, ge=1, le=5000)
     top_k: int = Field(10, ge=1, le=200)
+
+
+class RetrievalSettings(RetrievalKnobs):
     max_top_k: int = Field(100, ge=1, le=1000)
     # parent/child chunking of markdown
     chunk_max_chars: int = Field(800, ge=50, le=20000)
@@ -81,25 +117,30 @@ class RetrievalSettings(BaseModel):
     feedback: FeedbackSettings = Field(default_factory=FeedbackSettings)
 
 
-class RerankSettings(BaseModel):
-    """Seed 004 §3: cross-encoder rerank, off by default (grey release)."""
+class RerankKnobs(BaseModel):
+    """The rerank knobs the admin API may also change at runtime (every one but the API key)."""
 
     enabled: bool = False
     # "cross_encoder" (sentence-transformers, local path or name) or "remote" (TEI/Xinference/Jina /rerank)
-    backend: str = "cross_encoder"
-    model: str = "BAAI/bge-reranker-base"
-    device: str = "cpu"
-    endpoint: str | None = None
-    api_key: str | None = None
+    backend: Literal["cross_encoder", "remote"] = "cross_encoder"
+    model: str = Field("BAAI/bge-reranker-base", min_length=1, max_length=500)
+    device: str = Field("cpu", min_length=1, max_length=32)
+    endpoint: str | None = Field(None, max_length=2000)
     candidates: int = Field(50, ge=1, le=1000)
     batch_size: int = Field(8, ge=1, le=512)
-    score_threshold: float = 0.5
+    score_threshold: float = Field(0.5, ge=-1e6, le=1e6)
     fallback: int = Field(2, ge=0, le=100)  # effective fallback is min(fallback, top_k)
-    timeout_s: float = Field(30.0, gt=0)
+    timeout_s: float = Field(30.0, gt=0, le=600)
+
+
+class RerankSettings(RerankKnobs):
+    """Seed 004 §3: cross-encoder rerank, off by default (grey release)."""
+
+    api_key: str | None = None
 
 
 class AdaptiveSettings(BaseModel):
-    """Seed 004 §4: query-intent profiling, dynamic MMR λ and thresholds."""
+    """Seed 004 §4: query-intent profiling, dynamic MMR λ and thresholds (all runtime-editable)."""
 
     mmr_enabled: bool = False
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
@@ -110,7 +151,7 @@ class AdaptiveSettings(BaseModel):
     lambda_delta: float = Field(0.15, ge=0.0, le=1.0)
     per_doc_limit: int = Field(0, ge=0, le=100)  # 0 = unlimited
     # JSON object {"broad": [...], "focused": [...], ...}; empty = built-in profile
-    keywords_profile: dict[str, list[str]] = Field(default_factory=dict)
+    keywords_profile: dict[IntentKey, list[str]] = Field(default_factory=dict)
 
 
 class LLMSettings(BaseModel):
@@ -213,12 +254,7 @@ class IngestSettings(BaseModel):
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_prefix="ZHIWEN_",
-        env_nested_delimiter="__",
-        env_file=".env",
-        extra="ignore",
-    )
+    model_config = _ENVIRONMENT
 
     home: Path = Field(default_factory=_default_home)
     # "embedded" (default, a directory per KB under home), postgresql://user@host:5432/db,
@@ -238,9 +274,60 @@ class Settings(BaseSettings):
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
 
+    # process switches, read afresh where they apply (read_setting):
+    # ZHIWEN_DISABLED_APPS=a,b leaves apps out (e.g. while one is broken)
+    disabled_apps: CommaSeparated = Field(default_factory=set)
+    # ZHIWEN_DEBUG=1: the CLI re-raises unexpected errors with their traceback
+    debug: SwitchWord = False
+
+    # the apps' sections read so far (Settings.section): an app's model is not known here
+    _sections: dict[str, BaseModel] = PrivateAttr(default_factory=dict)
+
     @property
     def kb_root(self) -> Path:
         return self.home / "kbs"
+
+    def section(self, name: str, model: type[SectionT]) -> SectionT:
+        """An app's own section of the tree, ``ZHIWEN_<NAME>__<KEY>`` (and ``.env``), read the
+        way the engine's sections are on first use and kept with these settings."""
+        found = self._sections.get(name)
+        if not isinstance(found, model):
+            found = self._sections[name] = read_section(name, model)
+        return found
+
+
+def read_setting(name: str) -> Any:
+    """One top-level setting read afresh from the environment and ``.env``, validated by its
+    declaration in :class:`Settings` alone: a process switch (``disabled_apps``, ``debug``) is
+    read where it applies, and a bad value elsewhere in the tree does not hide it."""
+    return getattr(_setting_reader(name)(), name)
+
+
+@lru_cache(maxsize=16)
+def _setting_reader(name: str) -> type[BaseSettings]:
+    declared = Settings.model_fields[name]
+    fields: dict[str, Any] = {name: (declared.annotation, declared)}
+    return create_model(f"{name.title()}Setting", __base__=_Tree, **fields)
+
+
+def read_section(name: str, model: type[SectionT]) -> SectionT:
+    """Section ``name`` of the tree, typed by ``model``, from the environment and ``.env``."""
+    value = _section_reader(name, model)()
+    found: SectionT = getattr(value, name)
+    return found
+
+
+class _Tree(BaseSettings):
+    """A part of the tree, read like :class:`Settings` (same prefix, nesting and ``.env``)."""
+
+    model_config = _ENVIRONMENT
+
+
+@lru_cache(maxsize=64)
+def _section_reader(name: str, model: type[BaseModel]) -> type[BaseSettings]:
+    # the app's model alone declares the section's keys, types and bounds
+    fields: dict[str, Any] = {name: (model, Field(default_factory=model))}
+    return create_model(f"{model.__name__}Tree", __base__=_Tree, **fields)
 
 
 @lru_cache(maxsize=1)

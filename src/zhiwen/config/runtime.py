@@ -1,6 +1,7 @@
 """Runtime-editable retrieval knobs (seed 004 §2, §4.6): grey-release flags without a restart.
 
-The static :class:`~zhiwen.config.Settings` give the defaults; the admin API
+The static :class:`~zhiwen.config.Settings` declare every knob (type, default, bounds) and give
+the defaults; the models here reuse those declarations. The admin API
 (``GET/PUT /admin/settings``) stores *overrides* in ``<home>/dynamic_settings.json`` (atomic
 write). Every search reads :meth:`DynamicSettingsService.get`, which re-reads the file when it
 changed on disk, so a change applies to the next request, in every worker, and survives a
@@ -29,59 +30,33 @@ import json
 import logging
 import threading
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from zhiwen.config import Settings
+from zhiwen.config import AdaptiveSettings, RerankKnobs, RetrievalKnobs, Settings
 from zhiwen.errors import StoreUnavailable
 from zhiwen.fsutil import atomic_write_json, disk_problem
 
 log = logging.getLogger(__name__)
 
 FILENAME = "dynamic_settings.json"
-IntentKey = Literal["broad", "focused", "troubleshoot", "doc_specific"]
 
 _STRICT = ConfigDict(extra="forbid", strict=True)
 
 
-class DynamicRetrieval(BaseModel):
+# the editable knobs keep the static declaration (type, default, bounds) and are stricter only
+# in how a value is given: no coercion ("60" is not an int) and no unknown key
+class DynamicRetrieval(RetrievalKnobs):
     model_config = _STRICT
-    default_mode: Literal["bm25", "dense", "hybrid"] = "hybrid"
-    fusion: Literal["rrf", "weighted"] = "weighted"
-    rrf_k: int = Field(60, ge=1, le=1000)
-    dense_alpha: float = Field(0.5, ge=0.0, le=1.0)
-    bm25_weight: float = Field(1.0, ge=0.0, le=100.0)
-    dense_weight: float = Field(1.0, ge=0.0, le=100.0)
-    candidates: int = Field(100, ge=1, le=5000)
-    top_k: int = Field(10, ge=1, le=200)
 
 
-class DynamicRerank(BaseModel):
+class DynamicRerank(RerankKnobs):
     model_config = _STRICT
-    enabled: bool = False
-    backend: Literal["cross_encoder", "remote"] = "cross_encoder"
-    model: str = Field("BAAI/bge-reranker-base", min_length=1, max_length=500)
-    device: str = Field("cpu", min_length=1, max_length=32)
-    endpoint: str | None = Field(None, max_length=2000)
-    candidates: int = Field(50, ge=1, le=1000)
-    batch_size: int = Field(8, ge=1, le=512)
-    score_threshold: float = Field(0.5, ge=-1e6, le=1e6)
-    fallback: int = Field(2, ge=0, le=100)
-    timeout_s: float = Field(30.0, gt=0, le=600)
 
 
-class DynamicAdaptive(BaseModel):
+class DynamicAdaptive(AdaptiveSettings):
     model_config = _STRICT
-    mmr_enabled: bool = False
-    mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
-    dynamic_lambda_enabled: bool = False
-    dynamic_threshold_enabled: bool = False
-    min_similarity: float = Field(0.0, ge=-1.0, le=1.0)
-    threshold_delta: float = Field(0.05, ge=0.0, le=1.0)
-    lambda_delta: float = Field(0.15, ge=0.0, le=1.0)
-    per_doc_limit: int = Field(0, ge=0, le=100)
-    keywords_profile: dict[IntentKey, list[str]] = Field(default_factory=dict)
 
 
 class DynamicSettings(BaseModel):

@@ -99,13 +99,9 @@ _MISSING_HINT = (
 
 def _hub_caches() -> list[Path]:
     """Where a Hugging Face / sentence-transformers cache may hold models, most specific first."""
-    env = os.environ
-    home = Path(
-        env.get("HF_HOME") or Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "huggingface"
-    )
-    roots = [env.get("HF_HUB_CACHE"), env.get("HUGGINGFACE_HUB_CACHE"), str(home / "hub")]
-    roots.append(env.get("SENTENCE_TRANSFORMERS_HOME"))
-    return [Path(r).expanduser() for r in roots if r]
+    from zhiwen.config.hub import hub_cache_dirs  # the environment is read in config/ only
+
+    return hub_cache_dirs()
 
 
 def resolve_local_model(name: str) -> Path | None:
@@ -170,8 +166,9 @@ class CrossEncoderReranker(_AsyncMixin):
                 if self._model is None:
                     local = self.check()
                     # belt and braces: nothing below may reach a hub, whatever the library does
-                    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                    from zhiwen.config.hub import keep_hub_offline
+
+                    keep_hub_offline()
                     from sentence_transformers import CrossEncoder
 
                     t0 = time.perf_counter()

@@ -153,11 +153,13 @@ def test_unit_price_and_building_type_reasons() -> None:
 
 
 def test_weights_defaults_come_from_the_settings_class(monkeypatch: pytest.MonkeyPatch) -> None:
-    from zhiwen.apps.listings.settings import ListingsSettings
+    from zhiwen.apps.listings.settings import listings_settings
+    from zhiwen.config import Settings
 
     monkeypatch.setenv("ZHIWEN_LISTINGS__WEIGHT_PRICE", "0.9")
     assert Weights().price == pytest.approx(0.25)  # the code default, not the environment
-    assert Weights.from_settings(ListingsSettings(_env_file=None)).price == pytest.approx(0.9)
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert Weights.from_settings(listings_settings(settings)).price == pytest.approx(0.9)
 
 
 def test_relaxed_reason_and_price_out_of_budget() -> None:

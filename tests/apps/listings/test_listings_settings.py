@@ -1,4 +1,5 @@
-"""The app's own settings (:mod:`zhiwen.apps.listings.settings`): ZHIWEN_LISTINGS__* variables."""
+"""The app's own settings (:mod:`zhiwen.apps.listings.settings`): the ``listings`` section of the
+settings tree, ZHIWEN_LISTINGS__* variables."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from zhiwen.apps.listings.settings import ListingsSettings, get_listings_settings, reset_listings_settings
+from zhiwen.apps.listings.settings import (
+    ListingsSettings,
+    get_listings_settings,
+    listings_settings,
+    reset_listings_settings,
+)
+from zhiwen.config import Settings
 
 
 @pytest.fixture(autouse=True)
@@ -50,4 +57,11 @@ def test_cached_until_reset(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_validation(monkeypatch: pytest.MonkeyPatch, name: str, value: str) -> None:
     monkeypatch.setenv(f"ZHIWEN_LISTINGS__{name}", value)
     with pytest.raises(ValidationError):
-        ListingsSettings()
+        get_listings_settings()
+
+
+def test_a_section_of_the_tree_a_context_carries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZHIWEN_LISTINGS__RRF_K", "25")
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    section = listings_settings(settings)
+    assert section.rrf_k == 25 and listings_settings(settings) is section  # read once per settings

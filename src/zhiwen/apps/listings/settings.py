@@ -1,14 +1,17 @@
-"""Settings of the property-search app (seed 000), read from ``ZHIWEN_LISTINGS__*`` variables.
+"""Settings of the property-search app (seed 000): the ``listings`` section of the one tree.
 
 The app owns its settings: re-scoring weights, the RRF constant, caches, the LLM extraction
-rate, and when to relax constraints. Values come from the environment (prefix
-``ZHIWEN_LISTINGS__``, e.g. ``ZHIWEN_LISTINGS__RRF_K=40``) and from ``.env`` in the working
-directory; :func:`get_listings_settings` reads them once per process and
-:func:`reset_listings_settings` forgets them (tests change the environment).
+rate, and when to relax constraints. It declares them here and adds them to the settings tree
+as the section ``listings`` (:meth:`zhiwen.config.Settings.section`), so they are read like
+every other section: from the environment (``ZHIWEN_LISTINGS__<KEY>``, e.g.
+``ZHIWEN_LISTINGS__RRF_K=40``) and from ``.env`` in the working directory.
+:func:`listings_settings` takes them from the settings a context carries;
+:func:`get_listings_settings` from the process-wide settings, until
+:func:`reset_listings_settings` (tests change the environment).
 
 Example::
 
-    >>> get_listings_settings().rrf_k
+    >>> listings_settings(ctx.settings).rrf_k
     40
     >>> ListingsSettings(weight_price=0.4).weight_price
     0.4
@@ -16,16 +19,15 @@ Example::
 
 from __future__ import annotations
 
-from functools import lru_cache
+from pydantic import BaseModel, Field
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from zhiwen.config import Settings, get_settings, reset_settings_cache
+
+SECTION = "listings"  # ZHIWEN_LISTINGS__*
 
 
-class ListingsSettings(BaseSettings):
+class ListingsSettings(BaseModel):
     """Seed 000: property search re-scoring weights and caches."""
-
-    model_config = SettingsConfigDict(env_prefix="ZHIWEN_LISTINGS__", env_file=".env", extra="ignore")
 
     rrf_k: int = Field(40, ge=1)
     weight_base: float = 0.35
@@ -43,15 +45,25 @@ class ListingsSettings(BaseSettings):
     relax_below: int = Field(3, ge=0)
 
 
-@lru_cache(maxsize=1)
+def listings_settings(settings: Settings) -> ListingsSettings:
+    """The listings section of ``settings`` (``ctx.settings`` in a request)."""
+    return settings.section(SECTION, ListingsSettings)
+
+
 def get_listings_settings() -> ListingsSettings:
-    """The process-wide listings settings (environment and ``.env`` read once)."""
-    return ListingsSettings()
+    """The listings section of the process-wide settings (environment and ``.env`` read once)."""
+    return listings_settings(get_settings())
 
 
 def reset_listings_settings() -> None:
-    """Forget the cached settings (tests change the environment between cases)."""
-    get_listings_settings.cache_clear()
+    """Forget the process-wide settings, this section with them (tests change the environment)."""
+    reset_settings_cache()
 
 
-__all__ = ["ListingsSettings", "get_listings_settings", "reset_listings_settings"]
+__all__ = [
+    "SECTION",
+    "ListingsSettings",
+    "get_listings_settings",
+    "listings_settings",
+    "reset_listings_settings",
+]

@@ -1,8 +1,14 @@
-"""Settings of the policy QA app (seed 001), read from ``ZHIWEN_POLICY__*`` variables.
+"""Settings of the policy QA app (seed 001): the ``policy`` section of the one tree.
+
+The app declares its settings here and adds them to the settings tree as the section
+``policy`` (:meth:`zhiwen.config.Settings.section`), read like every other section from
+``ZHIWEN_POLICY__<KEY>`` variables and ``.env``. :func:`policy_settings` takes them from the
+settings a context carries; :func:`get_policy_settings` from the process-wide settings, until
+:func:`reset_policy_settings` (tests change the environment).
 
 Example::
 
-    >>> get_policy_settings().rerank_top_n
+    >>> policy_settings(ctx.settings).rerank_top_n
     20
     >>> PolicySettings(enable_intent_classifier=False).enable_intent_classifier
     False
@@ -15,16 +21,15 @@ Variables (and ``.env`` in the working directory): ``ZHIWEN_POLICY__ENABLE_INTEN
 
 from __future__ import annotations
 
-from functools import lru_cache
+from pydantic import BaseModel, Field
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from zhiwen.config import Settings, get_settings, reset_settings_cache
+
+SECTION = "policy"  # ZHIWEN_POLICY__*
 
 
-class PolicySettings(BaseSettings):
+class PolicySettings(BaseModel):
     """Seed 001: intent classification, rewrite, dual retrieval and rerank sizes."""
-
-    model_config = SettingsConfigDict(env_prefix="ZHIWEN_POLICY__", env_file=".env", extra="ignore")
 
     enable_intent_classifier: bool = True  # off: every question takes single retrieval
     intent_classifier_timeout: float = Field(5.0, gt=0, le=120)  # seconds, the LLM classifier's bound
@@ -43,15 +48,19 @@ class PolicySettings(BaseSettings):
     source_chars: int = Field(500, ge=50, le=5000)  # per source, in the response
 
 
-@lru_cache(maxsize=1)
+def policy_settings(settings: Settings) -> PolicySettings:
+    """The policy section of ``settings`` (``ctx.settings`` in a request)."""
+    return settings.section(SECTION, PolicySettings)
+
+
 def get_policy_settings() -> PolicySettings:
-    """The process-wide policy settings (environment and ``.env`` read once)."""
-    return PolicySettings()
+    """The policy section of the process-wide settings (environment and ``.env`` read once)."""
+    return policy_settings(get_settings())
 
 
 def reset_policy_settings() -> None:
-    """Forget the cached settings (tests change the environment between cases)."""
-    get_policy_settings.cache_clear()
+    """Forget the process-wide settings, this section with them (tests change the environment)."""
+    reset_settings_cache()
 
 
-__all__ = ["PolicySettings", "get_policy_settings", "reset_policy_settings"]
+__all__ = ["SECTION", "PolicySettings", "get_policy_settings", "policy_settings", "reset_policy_settings"]
