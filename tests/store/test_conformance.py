@@ -11,7 +11,9 @@ import pytest
 
 from zhiwen.documents import Chunk, Document
 from zhiwen.errors import InvalidParameter
-from zhiwen.store.base import Store
+from zhiwen.store._bm25 import K1 as BM25_K1
+from zhiwen.store._bm25 import B as BM25_B
+from zhiwen.store.base import Store, StoreFeatures
 from zhiwen.store.filters import parse_filters
 
 DIM = 8
@@ -72,6 +74,24 @@ def ids(scored: list[tuple[str, float]]) -> list[str]:
 def test_protocol_and_dim(store: Store) -> None:
     assert isinstance(store, Store)
     assert store.dim == DIM
+
+
+def test_features_are_declared_and_kept(store: Store) -> None:
+    """A backend honours the search_text keywords its features offer and refuses the others."""
+    features = store.features
+    assert isinstance(features, StoreFeatures) and features.lexical_first
+    tokens = ["辣椒", "鸡丁"]
+    plain = store.search_text(tokens, k=5)
+    assert plain
+    for offered, kwargs in (
+        (features.bm25_params, {"k1": BM25_K1, "b": BM25_B}),  # the defaults: the same ranking
+        (features.term_weights, {"weights": [1.0, 1.0]}),
+    ):
+        if offered:
+            assert ids(store.search_text(tokens, k=5, **kwargs)) == ids(plain)
+        else:
+            with pytest.raises(InvalidParameter):
+                store.search_text(tokens, k=5, **kwargs)
 
 
 def test_get_chunks_round_trip_with_metadata_types(store: Store) -> None:

@@ -1,6 +1,7 @@
 """Chunk storage and search per knowledge base: the contract, its backends and their factory.
 
-* :mod:`zhiwen.store.base` — the :class:`Store` protocol every backend implements (and ``Scored``);
+* :mod:`zhiwen.store.base` — the :class:`Store` protocol every backend implements, the
+  :class:`StoreFeatures` each declares (and ``Scored``);
 * :mod:`zhiwen.store.factory` — :func:`open_store`, URL → backend, imported lazily per backend;
 * :mod:`zhiwen.store.embedded` — the default backend (SQLite + numpy BM25 + vectors, one directory);
 * :mod:`zhiwen.store.postgres` — PostgreSQL + pgvector;
@@ -13,7 +14,7 @@ Example::
     store: Store = open_store("embedded", path=kb_dir / "store", name="manual", dim=384)
 """
 
-from zhiwen.store.base import Scored, Store
+from zhiwen.store.base import Scored, Store, StoreFeatures
 from zhiwen.store.factory import open_store
 
-__all__ = ["Scored", "Store", "open_store"]
+__all__ = ["Scored", "Store", "StoreFeatures", "open_store"]

@@ -2,7 +2,8 @@
 
 * :func:`check_batch` — one upsert batch (ids, token lists, optional vectors);
 * :func:`check_vector_rows` — the ids and vectors of :meth:`~zhiwen.store.base.Store.set_vectors`;
-* :func:`dump_metadata` — metadata as canonical JSON (or a clear error).
+* :func:`dump_metadata` — metadata as canonical JSON (or a clear error);
+* :func:`check_text_options` — ``search_text`` keywords the backend's features do not offer.
 
 Everything raises :class:`~zhiwen.errors.InvalidParameter` with a Chinese message, so a bad
 batch never reaches a transaction. Vectors come back L2-normalised float32 (cosine = dot).
@@ -17,13 +18,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from zhiwen.documents import Chunk
 from zhiwen.errors import InvalidParameter
 from zhiwen.store._vectors import normalize_rows
+
+if TYPE_CHECKING:
+    from zhiwen.store.base import StoreFeatures
 
 
 def dump_metadata(metadata: dict[str, Any], owner: str) -> str:
@@ -86,3 +90,19 @@ def check_vector_rows(
         return list(ids), vecs
     order = sorted(last.values())
     return [ids[i] for i in order], vecs[order]
+
+
+def check_text_options(
+    features: StoreFeatures, *, k1: float | None, b: float | None, weights: Sequence[float] | None
+) -> None:
+    """Refuse ``search_text`` keywords a backend does not honour (its :class:`StoreFeatures`).
+
+    Callers read the features first (:mod:`zhiwen.retrieve.hybrid` does), so this only stops a
+    caller that did not: silently ignoring a tuned ``k1`` would return a differently ranked list.
+    """
+    if (k1 is not None or b is not None) and not features.bm25_params:
+        raise InvalidParameter(
+            "this store does not take BM25 parameters (k1, b)", message="该存储后端不支持设置 BM25 参数"
+        )
+    if weights is not None and not features.term_weights:
+        raise InvalidParameter("this store does not take term weights", message="该存储后端不支持查询词权重")

@@ -21,6 +21,10 @@ other process that opens the same store) and get their vectors later with
 :meth:`Store.search_vector` only ever sees chunks that have a vector; the dense coverage of a
 knowledge base is ``vector_count() / count()``.
 
+What a backend offers beyond the primitives it declares in :attr:`Store.features`
+(:class:`StoreFeatures`): BM25 parameters and per-term weights in :meth:`Store.search_text`,
+and lexical-first writes. Callers read the declaration; they never probe a backend's methods.
+
 Opening a backend by URL is :func:`zhiwen.store.open_store` (:mod:`zhiwen.store.factory`):
 this module is only the contract, so every backend can import it without a cycle.
 
@@ -46,6 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -57,8 +62,39 @@ from zhiwen.store.filters import Filter
 Scored = list[tuple[str, float]]
 
 
+@dataclass(frozen=True, slots=True)
+class StoreFeatures:
+    """What a backend offers beyond the primitives every store answers: declared, never probed.
+
+    * ``bm25_params`` — :meth:`Store.search_text` honours ``k1``/``b`` (a KB's tuned BM25);
+      without it a search runs with the backend's own parameters.
+    * ``term_weights`` — :meth:`Store.search_text` honours ``weights`` (one per token), which
+      pseudo-relevance feedback's expanded query needs; without it lexical feedback is skipped.
+    * ``lexical_first`` — :meth:`Store.upsert` takes ``vectors=None`` and :meth:`Store.set_vectors`
+      / :meth:`Store.missing_vector_ids` fill them in later (two-phase indexing); without it a
+      knowledge base embeds everything first and writes once.
+
+    Example::
+
+        class MyStore:
+            features = StoreFeatures(bm25_params=True, term_weights=True)
+
+        if store.features.term_weights:
+            store.search_text(tokens, k=10, weights=[1.0, 0.4])
+    """
+
+    bm25_params: bool = False
+    term_weights: bool = False
+    lexical_first: bool = True
+
+
 @runtime_checkable
 class Store(Protocol):
+    @property
+    def features(self) -> StoreFeatures:
+        """What this backend offers beyond the primitives (see :class:`StoreFeatures`)."""
+        ...
+
     @property
     def dim(self) -> int | None:
         """Vector dimension, or None for a store without vectors."""
@@ -168,8 +204,22 @@ class Store(Protocol):
         """Number of chunks."""
         ...
 
-    def search_text(self, tokens: Sequence[str], k: int, filters: Filter | None = None) -> Scored:
-        """BM25 over chunk tokens; only chunks matching ``filters``; only positive scores."""
+    def search_text(
+        self,
+        tokens: Sequence[str],
+        k: int,
+        filters: Filter | None = None,
+        *,
+        k1: float | None = None,
+        b: float | None = None,
+        weights: Sequence[float] | None = None,
+    ) -> Scored:
+        """BM25 over chunk tokens; only chunks matching ``filters``; only positive scores.
+
+        ``k1``/``b`` (BM25's parameters) and ``weights`` (one per token) may be given only where
+        :attr:`features` says the backend honours them (``bm25_params``, ``term_weights``);
+        elsewhere they raise :class:`~zhiwen.errors.InvalidParameter`.
+        """
         ...
 
     def search_vector(self, vector: np.ndarray, k: int, filters: Filter | None = None) -> Scored:

@@ -65,7 +65,7 @@ from zhiwen.store._embedded_graph import GraphBuilder
 from zhiwen.store._embedded_index import Snapshot, append_rows, empty_snapshot, fill_vectors, live_mask
 from zhiwen.store._vectors import HNSW, VectorIndex, normalize_rows
 from zhiwen.store._writer_lock import WRITER_LOCK_FILE, FileWriterLock, OnWait
-from zhiwen.store.base import Scored
+from zhiwen.store.base import Scored, StoreFeatures
 from zhiwen.store.filters import Filter
 
 log = logging.getLogger(__name__)
@@ -80,6 +80,7 @@ class EmbeddedStore:
     """SQLite + in-memory BM25/vector/metadata indexes in one directory (see module docstring)."""
 
     backend = "embedded"
+    features = StoreFeatures(bm25_params=True, term_weights=True, lexical_first=True)
 
     def __init__(self, path: Path, *, dim: int | None, name: str | None = None) -> None:
         self.path = Path(path)

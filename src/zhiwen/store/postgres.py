@@ -66,10 +66,10 @@ from zhiwen.store._pg_lock import AdvisoryWriterLock
 from zhiwen.store._pg_pool import SharedPool, acquire_pool, release_pool
 from zhiwen.store._pg_query import bm25_search, searchable, vector_search
 from zhiwen.store._pg_schema import SCHEMA_VERSION, KBSchema, drop_kb, list_kbs, schema_name, server_features
-from zhiwen.store._validate import check_vector_rows
+from zhiwen.store._validate import check_text_options, check_vector_rows
 from zhiwen.store._vectors import normalize_rows
 from zhiwen.store._writer_lock import OnWait
-from zhiwen.store.base import Scored
+from zhiwen.store.base import Scored, StoreFeatures
 from zhiwen.store.filters import Filter
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore", "drop_kb", "list_kbs", "schema_name"]
@@ -81,6 +81,9 @@ class PostgresStore:
     """One knowledge base in one PostgreSQL schema; see the module docstring."""
 
     backend = "postgres"
+    # the SQL takes k1/b/weights (_pg_query.bm25_search), but searches have always run with the
+    # defaults here: offering them would change PostgreSQL's rankings, so they stay off
+    features = StoreFeatures(bm25_params=False, term_weights=False, lexical_first=True)
 
     def __init__(
         self,
@@ -206,8 +209,18 @@ class PostgresStore:
         return [by_id[i] for i in ids if i in by_id]
 
     # -- contract: search (SQL in zhiwen.store._pg_query) ---------------------------------
-    def search_text(self, tokens: Sequence[str], k: int, filters: Filter | None = None) -> Scored:
+    def search_text(
+        self,
+        tokens: Sequence[str],
+        k: int,
+        filters: Filter | None = None,
+        *,
+        k1: float | None = None,
+        b: float | None = None,
+        weights: Sequence[float] | None = None,
+    ) -> Scored:
         """Okapi BM25 (Lucene idf, k1=1.5, b=0.75) computed in SQL, exact (MaxScore pruning)."""
+        check_text_options(self.features, k1=k1, b=b, weights=weights)
         if k <= 0 or not any(searchable(t) for t in tokens):
             return []
         with self.pool.connection(autocommit=True) as conn:

@@ -68,9 +68,9 @@ from zhiwen.store._qdrant_codec import (
     term_counts,
 )
 from zhiwen.store._qdrant_vectors import QdrantVectors, kept_dense
-from zhiwen.store._validate import check_batch
+from zhiwen.store._validate import check_batch, check_text_options
 from zhiwen.store._writer_lock import WRITER_LOCK_FILE, FileWriterLock, NoWriterLock, OnWait, WriterLock
-from zhiwen.store.base import Scored
+from zhiwen.store.base import Scored, StoreFeatures
 from zhiwen.store.filters import Filter
 
 log = logging.getLogger(__name__)
@@ -109,6 +109,8 @@ class QdrantStore(QdrantVectors):
     """One knowledge base in Qdrant (see the module docstring)."""
 
     backend = "qdrant"
+    # Qdrant's sparse index scores the query (query_sparse): no per-search BM25 parameters or weights
+    features = StoreFeatures(bm25_params=False, term_weights=False, lexical_first=True)
 
     def __init__(self, engine: Engine, *, kb: str, dim: int | None, url: str = "") -> None:
         if dim is not None and (not isinstance(dim, int) or dim < 1 or dim > 65536):
@@ -167,8 +169,18 @@ class QdrantStore(QdrantVectors):
         return [by_id[i] for i in ids if i in by_id]
 
     # -- contract: search -----------------------------------------------------------------
-    def search_text(self, tokens: Sequence[str], k: int, filters: Filter | None = None) -> Scored:
+    def search_text(
+        self,
+        tokens: Sequence[str],
+        k: int,
+        filters: Filter | None = None,
+        *,
+        k1: float | None = None,
+        b: float | None = None,
+        weights: Sequence[float] | None = None,
+    ) -> Scored:
         """BM25 by Qdrant's sparse index: weights from our tokenizer, idf from the IDF modifier."""
+        check_text_options(self.features, k1=k1, b=b, weights=weights)
         indices, values = query_sparse(tokens)
         if k <= 0 or not indices:
             return []
