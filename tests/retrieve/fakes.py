@@ -3,22 +3,31 @@
 Scores are simple and exact (term-frequency overlap for "BM25", dot product for vectors) so tests
 can predict rankings. ``fail_text`` / ``fail_vector`` make a branch raise; ``calls`` records
 what was asked.
+
+:class:`FakeStore` is the plainest store the contract allows: no BM25 parameters, no term
+weights, one-phase writes (``features``), and it gives no vector back (``get_vectors`` → ``{}``),
+so pseudo-relevance feedback has nothing to work with; :class:`FeedbackFakeStore` offers it all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 
 from zhiwen.documents import Chunk, Document
+from zhiwen.store.base import StoreFeatures
 from zhiwen.store.filters import Filter
 
 Scored = list[tuple[str, float]]
 
 
 class FakeStore:
+    features = StoreFeatures(bm25_params=False, term_weights=False, lexical_first=False)
+
     def __init__(self, dim: int | None = 4) -> None:
         self._dim = dim
         self.chunks: dict[str, Chunk] = {}
@@ -89,7 +98,17 @@ class FakeStore:
     def _allowed(self, filters: Filter | None) -> list[str]:
         return [cid for cid, c in self.chunks.items() if not filters or filters.matches(c.metadata)]
 
-    def search_text(self, tokens: Sequence[str], k: int, filters: Filter | None = None) -> Scored:
+    def search_text(
+        self,
+        tokens: Sequence[str],
+        k: int,
+        filters: Filter | None = None,
+        *,
+        k1: float | None = None,
+        b: float | None = None,
+        weights: Sequence[float] | None = None,
+    ) -> Scored:
+        assert k1 is None and b is None and weights is None, "not in this store's features"
         self.calls.append(("search_text", (list(tokens), k, filters)))
         if self.fail_text is not None:
             raise self.fail_text
@@ -111,6 +130,33 @@ class FakeStore:
         ]
         scored.sort(key=lambda x: (-x[1], x[0]))
         return scored[:k]
+
+    def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        return {}  # vectors serve search only here (see the module docstring)
+
+    def vector_count(self) -> int:
+        return len(self.vectors)
+
+    def set_vectors(self, ids: Sequence[str], vectors: np.ndarray) -> int:
+        known = [(cid, v) for cid, v in zip(ids, vectors, strict=True) if cid in self.chunks]
+        for cid, v in known:
+            self.vectors[cid] = np.asarray(v, dtype=np.float32)
+        return len(known)
+
+    def missing_vector_ids(self, limit: int | None = None) -> list[str]:
+        missing = [cid for cid in self.chunks if cid not in self.vectors]
+        return missing if limit is None else missing[:limit]
+
+    def metadata_fields(self) -> set[str]:
+        return {k for c in self.chunks.values() for k, v in c.metadata.items() if v is not None}
+
+    def build_index(self, *, background: bool = True) -> None:
+        return None  # exact search only: nothing to build
+
+    def writer_lock(
+        self, *, wait: bool = True, timeout: float | None = None, on_wait: Callable[[], None] | None = None
+    ) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()  # one process, and the KB's own locks serialise writers
 
     def stats(self) -> dict[str, Any]:
         return {"backend": "fake", "chunks": len(self.chunks), "documents": len(self.doc_ids())}
@@ -164,6 +210,8 @@ class FeedbackFakeStore(FakeStore):
     "BM25" = Σ_t w_t · tf(t, d) (k1/b recorded, not used), so tests can predict what the RM3
     query's weights do. ``with_vectors`` limits which chunks count as embedded (lexical-first).
     """
+
+    features = StoreFeatures(bm25_params=True, term_weights=True, lexical_first=False)
 
     def __init__(self, dim: int | None = 4) -> None:
         super().__init__(dim)

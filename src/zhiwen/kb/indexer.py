@@ -4,7 +4,8 @@
   has), pruning, one revision bump, all under the KB's write lock;
 * :func:`index_dense` — phase 2 in the foreground (:mod:`zhiwen.kb.dense`), handed to the
   process's background filler, or skipped;
-* :func:`index_one_phase` — stores without ``set_vectors``: embed all, then one atomic upsert.
+* :func:`index_one_phase` — stores that do not write lexical-first (their ``features``), and
+  KBs without vectors: embed all, then one atomic upsert.
 
 Example::
 
@@ -200,7 +201,7 @@ def index_one_phase(
     report: IndexReport,
     wait: bool,
 ) -> None:
-    """Stores without ``set_vectors``: embed everything, then one atomic upsert."""
+    """Stores that do not write lexical-first: embed everything, then one atomic upsert."""
     prog.start("lexical", len(chunk_list))
     tokens = lexical.tokenize(kb.tokenizer, chunk_list, prog)
     vectors: np.ndarray | None = None

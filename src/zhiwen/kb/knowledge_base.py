@@ -15,8 +15,9 @@ Indexing runs in two phases (``index_documents``):
 
 One writer per KB across processes (:mod:`zhiwen.kb.writer`): phase 1 and every commit of
 vectors hold the KB's write lock, and the revision is re-read from ``kb.json`` under it, so
-concurrent runs bump it by exactly one each. A store without ``set_vectors`` (a minimal custom
-backend) gets the one-phase run: everything embedded first, then one atomic upsert.
+concurrent runs bump it by exactly one each. A store whose features say it does not write
+lexical-first (:class:`~zhiwen.store.base.StoreFeatures`; a minimal custom backend) gets the
+one-phase run: everything embedded first, then one atomic upsert.
 
 Obtain instances with :func:`zhiwen.kb.open_kb` (one shared, thread-safe instance per home,
 name and process).
@@ -167,11 +168,8 @@ class KnowledgeBase(KBSearch):
             yield
 
     def _store_lock(self, wait: bool) -> contextlib.AbstractContextManager[None]:
-        store_lock = getattr(self.store, "writer_lock", None)
-        if store_lock is None:
-            return contextlib.nullcontext()
         message = wait_message(self.name)
-        return store_lock(wait=wait, on_wait=lambda: log.info("%s (store lock)", message))
+        return self.store.writer_lock(wait=wait, on_wait=lambda: log.info("%s (store lock)", message))
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
@@ -188,12 +186,7 @@ class KnowledgeBase(KBSearch):
     @property
     def lexical_first(self) -> bool:
         """Whether the store takes chunks without vectors and fills them later (two-phase runs)."""
-        return (
-            self.store.dim is not None
-            and self.embedder is not None
-            and callable(getattr(self.store, "set_vectors", None))
-            and callable(getattr(self.store, "missing_vector_ids", None))
-        )
+        return self.store.dim is not None and self.embedder is not None and self.store.features.lexical_first
 
     def real_embedder(self) -> Embedder:
         """The provider itself (its ``name`` keys the embedding cache); the model loads on first use."""
@@ -230,11 +223,10 @@ class KnowledgeBase(KBSearch):
 
     def dense_coverage(self) -> float | None:
         """Share of chunks that have a vector (None: no vectors in this KB, or an empty KB)."""
-        counter = getattr(self.store, "vector_count", None)
-        if self.store.dim is None or counter is None:
+        if self.store.dim is None:
             return None
         total = self.store.count()
-        return None if total == 0 else min(1.0, counter() / total)
+        return None if total == 0 else min(1.0, self.store.vector_count() / total)
 
     # -- indexing ---------------------------------------------------------------------------
     def index_documents(
@@ -309,11 +301,8 @@ class KnowledgeBase(KBSearch):
 
     def build_vector_index(self) -> None:
         """Ask the store to build its vector index (HNSW) in the background, never on a search."""
-        build = getattr(self.store, "build_index", None)
-        if build is None:
-            return
         try:
-            build(background=True)
+            self.store.build_index(background=True)
         except Exception as exc:  # an optimisation: searches stay exact meanwhile
             log.warning("could not start the vector index build of %s: %s", self.name, exc)
 
@@ -364,8 +353,7 @@ class KnowledgeBase(KBSearch):
             chunks = self.store.count()
             documents = len(self.store.doc_ids())
             coverage = self.dense_coverage()
-            counter = getattr(self.store, "vector_count", None)
-            vectors = counter() if counter is not None and self.store.dim is not None else None
+            vectors = self.store.vector_count() if self.store.dim is not None else None
         config = self.config.model_dump()
         config["store"] = mask_url(config["store"])
         return {

@@ -20,19 +20,19 @@ separately, so benchmarks can report search latency without it).
 Pseudo-relevance feedback (:mod:`zhiwen.retrieve.feedback`, on by default) adds a second pass:
 the first pass's best passages give the BM25 branch an RM3 query and the dense branch a Rocchio
 query vector, and the second pass's lists are fused instead. ``bm25_params=(k1, b)`` sets BM25's
-parameters for stores that take them (embedded, PostgreSQL); a KB's tuned values come from
-:mod:`zhiwen.retrieve.tuning` through the pipeline. ``RetrievalResult.dense_coverage`` is the
-share of chunks with a vector while lexical-first indexing is still filling them in.
+parameters for stores whose features offer them (:class:`~zhiwen.store.base.StoreFeatures`: the
+embedded store); a KB's tuned values come from :mod:`zhiwen.retrieve.tuning` through the pipeline.
+``RetrievalResult.dense_coverage`` is the share of chunks with a vector while lexical-first
+indexing is still filling them in.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -66,7 +66,11 @@ BRANCHES = ("bm25", "dense")
 
 
 class QueryTokenizer(Protocol):
+    """Tokens of a query, and of a passage (RM3 feedback reads the top passages' terms)."""
+
     def tokenize_query(self, text: str) -> list[str]: ...
+
+    def tokenize(self, text: str) -> list[str]: ...
 
 
 BM25Params = tuple[float | None, float | None]  # (k1, b); None = the default
@@ -142,7 +146,6 @@ class HybridRetriever:
         )
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
-        self._text_kwargs = _keyword_params(store.search_text)
         self._coverage: tuple[float, float | None] | None = None
 
     # -- embedder ---------------------------------------------------------------------------
@@ -203,14 +206,7 @@ class HybridRetriever:
         n_cand = max(candidates or s.candidates, top_k)
         flt = parse_filters(filters)
         fusion_name = fusion or s.fusion
-        if mode == "hybrid" and fusion_name not in (*FUSION_METHODS, "minmax"):
-            raise InvalidParameter(
-                f"unknown fusion {fusion_name!r}", message=f"未知的融合方法：{fusion_name}"
-            )
-        if mode == "dense" and not self.has_vectors:
-            raise InvalidParameter(
-                "dense search needs vectors", message="该知识库没有向量索引，无法进行向量检索"
-            )
+        self._check_mode(mode, fusion_name)
         if query_vector is not None:
             query_vector = self._check_vector(query_vector)
         w = self._weights(fusion_name, weights, alpha) if mode == "hybrid" else (1.0, 1.0)
@@ -319,12 +315,15 @@ class HybridRetriever:
         self, search: _Search, tokens: Sequence[str], weights: Sequence[float] | None = None
     ) -> Scored:
         """``store.search_text`` with the BM25 parameters and term weights the store accepts."""
-        extra: dict[str, Any] = {}
-        if search.bm25 is not None and {"k1", "b"} <= self._text_kwargs:
-            extra["k1"], extra["b"] = search.bm25
-        if weights is not None:
-            extra["weights"] = list(weights)
-        return self.store.search_text(tokens, search.n_cand, search.filters, **extra)
+        k1, b = search.bm25 if search.bm25 is not None and self.store.features.bm25_params else (None, None)
+        return self.store.search_text(
+            tokens,
+            search.n_cand,
+            search.filters,
+            k1=k1,
+            b=b,
+            weights=None if weights is None else list(weights),
+        )
 
     def _feedback_pass(
         self, search: _Search, fused: Scored, lists: dict[str, Scored], params: FeedbackParams
@@ -339,7 +338,7 @@ class HybridRetriever:
         info: dict[str, Any] = {"docs": len(ids), "changed": False}
         new = dict(lists)
         if "bm25" in lists and params.terms > 0 and params.query_weight < 1.0:
-            if "weights" not in self._text_kwargs:
+            if not self.store.features.term_weights:
                 info["bm25"] = "unsupported"  # an unweighted expansion would drown the query
             else:
                 try:
@@ -349,39 +348,30 @@ class HybridRetriever:
                 except Exception as exc:
                     info["bm25"] = f"failed: {type(exc).__name__}: {exc}"
                     log.warning("BM25 feedback search failed (kb=%s): %s", self.kb_name, exc)
-        get_vectors: Callable[[Sequence[str]], Mapping[str, np.ndarray]] | None = getattr(
-            self.store, "get_vectors", None
-        )
         if "dense" in lists and search.vector is not None and params.vector_weight > 0:
-            if get_vectors is None:
-                info["dense"] = "unsupported"
-            else:
-                try:
-                    stored = get_vectors(ids)
-                    have = [cid for cid in ids if cid in stored]
-                    if have:
-                        vec = rocchio(
-                            search.vector,
-                            np.stack([stored[cid] for cid in have]),
-                            [prior[cid] for cid in have],
-                            params.vector_weight,
-                        )
-                        new["dense"] = self.store.search_vector(vec, search.n_cand, search.filters)
-                        info["vectors"] = len(have)
-                except Exception as exc:
-                    info["dense"] = f"failed: {type(exc).__name__}: {exc}"
-                    log.warning("dense feedback search failed (kb=%s): %s", self.kb_name, exc)
+            try:
+                stored = self.store.get_vectors(ids)
+                have = [cid for cid in ids if cid in stored]
+                if have:
+                    vec = rocchio(
+                        search.vector,
+                        np.stack([stored[cid] for cid in have]),
+                        [prior[cid] for cid in have],
+                        params.vector_weight,
+                    )
+                    new["dense"] = self.store.search_vector(vec, search.n_cand, search.filters)
+                    info["vectors"] = len(have)
+            except Exception as exc:
+                info["dense"] = f"failed: {type(exc).__name__}: {exc}"
+                log.warning("dense feedback search failed (kb=%s): %s", self.kb_name, exc)
         info["changed"] = any(new[b] is not lists[b] for b in lists)
         return new, info
 
     def _rm3(
         self, search: _Search, ids: list[str], prior: dict[str, float], params: FeedbackParams
     ) -> list[tuple[str, float]]:
-        tokenize: Callable[[str], list[str]] = getattr(
-            self.tokenizer, "tokenize", self.tokenizer.tokenize_query
-        )
         chunks = self.store.get_chunks(ids)
-        docs = [tokenize(c.embed_text) for c in chunks]
+        docs = [self.tokenizer.tokenize(c.embed_text) for c in chunks]
         query_tokens = (
             search.tokens if search.tokens is not None else self.tokenizer.tokenize_query(search.query)
         )
@@ -390,21 +380,19 @@ class HybridRetriever:
     def dense_coverage(self) -> float | None:
         """``vector_count() / count()`` (cached ~1 s: lexical-first indexing changes it slowly).
 
-        None when the store cannot say (no ``vector_count``) or holds no vector at all.
+        None when the store holds no vector at all (or cannot count them just now).
         """
         now = time.monotonic()
         cached = self._coverage
         if cached is not None and now - cached[0] < _COVERAGE_TTL_S:
             return cached[1]
-        vector_count = getattr(self.store, "vector_count", None)
         value: float | None = None
-        if vector_count is not None:
-            try:
-                with_vectors = int(vector_count())
-                total = int(self.store.count()) if with_vectors else 0
-                value = min(1.0, with_vectors / total) if with_vectors and total else None
-            except Exception as exc:  # coverage is a report; it must never fail a search
-                log.debug("dense coverage unavailable (kb=%s): %s", self.kb_name, exc)
+        try:
+            with_vectors = int(self.store.vector_count())
+            total = int(self.store.count()) if with_vectors else 0
+            value = min(1.0, with_vectors / total) if with_vectors and total else None
+        except Exception as exc:  # coverage is a report; it must never fail a search
+            log.debug("dense coverage unavailable (kb=%s): %s", self.kb_name, exc)
         self._coverage = (now, value)
         return value
 
@@ -423,6 +411,17 @@ class HybridRetriever:
         if candidates is not None and (isinstance(candidates, bool) or candidates < 1):
             raise InvalidParameter(
                 f"candidates must be >= 1, got {candidates!r}", message="candidates 必须是正整数"
+            )
+
+    def _check_mode(self, mode: str, fusion_name: str) -> None:
+        """A fusion method hybrid search knows; vectors for a dense search."""
+        if mode == "hybrid" and fusion_name not in (*FUSION_METHODS, "minmax"):
+            raise InvalidParameter(
+                f"unknown fusion {fusion_name!r}", message=f"未知的融合方法：{fusion_name}"
+            )
+        if mode == "dense" and not self.has_vectors:
+            raise InvalidParameter(
+                "dense search needs vectors", message="该知识库没有向量索引，无法进行向量检索"
             )
 
     def _bm25_params(self, given: BM25Params | None) -> BM25Params | None:
@@ -527,17 +526,6 @@ class HybridRetriever:
             if self._pool is not None:
                 self._pool.shutdown(wait=False)
                 self._pool = None
-
-
-def _keyword_params(fn: Callable[..., Any]) -> set[str]:
-    """Keyword arguments ``fn`` accepts (``k1``, ``b``, ``weights`` on stores that take them)."""
-    try:
-        params = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return set()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return {"k1", "b", "weights"}
-    return {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
 
 
 def _pick_error(errors: dict[str, BaseException]) -> BaseException:
