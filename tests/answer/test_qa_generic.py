@@ -64,7 +64,7 @@ def test_faults_fall_back(
     fake_llm.default = Reply.fault(fault, delay_s=10)
     t0 = time.perf_counter()
     ans = answer_question(demo_kb, "怎么创建知识库", llm=client)
-    assert time.perf_counter() - t0 < client.timeout_s + 0.8
+    assert time.perf_counter() - t0 < client.timeout_s + 5.0  # the timeout, not the 10 s fault
     assert not ans.llm_used and ans.extractive_reason not in (None, "no_llm")
     assert "摘自知识库" in ans.answer and "[1]" in ans.answer
 

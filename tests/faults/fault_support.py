@@ -8,7 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-MARGIN_S = 2.0  # the deadline plus this: time to compose the extractive answer on a busy box
+# the deadline plus this: generous, for a busy box; the tests show that a deadline fired (a hung
+# dependency would hold a request 30 s or more), latency is measured in bench/
+MARGIN_S = 8.0
 
 
 def elapsed(fn: Callable[[], Any]) -> tuple[Any, float]:

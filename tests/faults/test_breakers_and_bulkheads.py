@@ -8,7 +8,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from fastapi.testclient import TestClient
-from fault_support import elapsed
+from fault_support import MARGIN_S, elapsed
 
 from support.fake_openai import FakeOpenAI, Reply
 
@@ -20,9 +20,9 @@ def test_breaker_opens_fails_fast_then_probes(serve: Callable[..., TestClient], 
     for _ in range(2):
         assert client.post("/api/v1/qa", json=QUESTION).json()["data"]["extractive_reason"] == "http_error"
     calls = fake_llm.calls
-    response, seconds = elapsed(lambda: client.post("/api/v1/qa", json=QUESTION))
+    response = client.post("/api/v1/qa", json=QUESTION)
     assert response.json()["data"]["extractive_reason"] == "breaker_open"
-    assert fake_llm.calls == calls and seconds < 1.0  # no network: failed fast
+    assert fake_llm.calls == calls  # no network: failed fast
 
     health = client.get("/healthz").json()["data"]
     assert health["status"] == "degraded"
@@ -43,8 +43,8 @@ def test_full_queue_answers_503_with_retry_after(serve: Callable[..., TestClient
     with ThreadPoolExecutor(1) as pool:
         hanging = pool.submit(client.post, "/api/v1/qa", json=QUESTION)
         time.sleep(0.5)
-        busy, seconds = elapsed(lambda: client.post("/api/v1/qa", json=QUESTION))
-        assert busy.status_code == 503 and seconds < 1.0
+        busy = client.post("/api/v1/qa", json=QUESTION)
+        assert busy.status_code == 503 and not hanging.done()  # refused while the slot is held
         assert busy.headers["retry-after"] == "2"
         body = busy.json()
         assert body["code"] == 1099 and "排队已满" in body["message"] and body["data"]["work"] == "answer"
@@ -62,7 +62,7 @@ def test_no_llm_slot_in_time_degrades_to_busy(serve: Callable[..., TestClient]) 
         first = pool.submit(client.post, "/api/v1/qa", json=QUESTION)
         time.sleep(0.4)
         second, seconds = elapsed(lambda: client.post("/api/v1/qa", json=QUESTION))
-        assert second.json()["data"]["extractive_reason"] == "busy" and seconds < 1.5
+        assert second.json()["data"]["extractive_reason"] == "busy" and seconds < 1.5 + MARGIN_S
         assert second.headers["x-zhiwen-degraded"] == "llm=busy"
         assert first.result().json()["data"]["extractive_reason"] == "timeout"
 
@@ -72,8 +72,8 @@ def test_healthz_never_waits_on_hung_calls(serve: Callable[..., TestClient]) -> 
     with ThreadPoolExecutor(8) as pool:
         answers = [pool.submit(client.post, "/api/v1/qa", json=QUESTION) for _ in range(8)]
         time.sleep(0.5)
-        health, seconds = elapsed(lambda: client.get("/healthz"))
-        assert health.status_code == 200 and seconds < 1.0
+        health = client.get("/healthz")
+        assert health.status_code == 200  # answered while the calls below are in use
         gates = health.json()["data"]["bulkheads"]
         assert gates["llm"]["in_use"] >= 1 and gates["answer"]["in_use"] >= 1
         metrics = client.get("/metrics").text

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
-from fault_support import elapsed, has_listings
+from fault_support import MARGIN_S, elapsed, has_listings
 
 from support.fake_openai import Reply
 
@@ -36,15 +36,14 @@ def test_eight_answers_on_a_dripping_llm(serve: Callable[..., TestClient], fault
     with ThreadPoolExecutor(len(calls) + 2) as pool:
         answers = [pool.submit(post, call) for call in calls]
         time.sleep(1.0)  # the eight are waiting on the drip
-        health, health_s = elapsed(lambda: client.get("/healthz"))
-        search, search_s = elapsed(
-            lambda: client.post("/knowledge-base/search", json={"kb": "demo", "query": "安装"})
-        )
+        health = client.get("/healthz")
+        search = client.post("/knowledge-base/search", json={"kb": "demo", "query": "安装"})
+        waiting = sum(not a.done() for a in answers)  # search was not queued behind them
         results = [a.result() for a in answers]
 
     assert len(results) == 8
     assert all(status == 200 for status, _ in results), results
-    assert max(seconds for _, seconds in results) < 8.0, results
-    assert health.status_code == 200 and health_s < 1.0, health_s
+    assert max(seconds for _, seconds in results) < 5.0 + MARGIN_S, results
+    assert health.status_code == 200
     assert health.json()["data"]["bulkheads"]["answer"]["in_use"] >= 1
-    assert search.status_code == 200 and search_s < 3.0, search_s
+    assert search.status_code == 200 and waiting, waiting

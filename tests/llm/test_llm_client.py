@@ -86,7 +86,7 @@ def test_timeout_bounds_whole_call(fake_llm: FakeOpenAI) -> None:
         c.chat(MSG)
     elapsed = time.perf_counter() - t0
     assert info.value.code == 1001
-    assert elapsed < 1.5
+    assert elapsed < 5.0  # the timeout, not the 10 s hang
     c.close()
 
 

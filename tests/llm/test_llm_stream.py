@@ -143,7 +143,7 @@ def test_drip_server_is_bounded_by_timeout(fake_llm: FakeOpenAI, streaming: bool
             c.chat(MSG, purpose="unit.drip")
     elapsed = time.perf_counter() - t0
     assert info.value.code == 1001
-    assert elapsed < 1.0 + 0.5, elapsed
+    assert elapsed < 1.0 + 4.0, elapsed  # the deadline, not the drip
     assert fake_llm.calls == 1  # a timeout that ate the deadline is not retried
     assert metric("zhiwen_llm_calls_total", purpose="unit.drip", outcome="timeout") == before + 1
     # the abandoned worker stops reading at the next byte instead of draining the drip
@@ -161,7 +161,7 @@ def test_deadline_passing_mid_stream_raises_timeout(fake_llm: FakeOpenAI) -> Non
     with pytest.raises(LLMTimeout):
         for event in c.stream_events(MSG):
             got.append(event)
-    assert time.perf_counter() - t0 < 1.5
+    assert time.perf_counter() - t0 < 5.0
     assert got and all(isinstance(e, ContentDelta) for e in got)  # some text came, then the deadline
     c.close()
 
@@ -197,7 +197,7 @@ def test_retry_after_beyond_the_deadline_gives_up_at_once(
     t0 = time.perf_counter()
     with pytest.raises(LLMRateLimited):
         client.chat(MSG)
-    assert time.perf_counter() - t0 < 0.5 and fake_llm.calls == 1
+    assert time.perf_counter() - t0 < 5.0 and fake_llm.calls == 1  # not the 30 s hint
 
 
 def test_stream_retries_before_first_chunk(client: OpenAIChatClient, fake_llm: FakeOpenAI) -> None:

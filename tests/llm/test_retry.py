@@ -72,7 +72,7 @@ def test_no_retry_when_the_backoff_does_not_fit() -> None:
             retryable=retry_connection_errors,
             retry_after=lambda e: 5,
         )
-    assert time.perf_counter() - t0 < 0.2 and fn.calls == 1
+    assert time.perf_counter() - t0 < 4.0 and fn.calls == 1  # not the 5 s hint
 
 
 def test_deadline_bounds_a_blocking_attempt_and_discards_its_late_result() -> None:
@@ -88,7 +88,7 @@ def test_deadline_bounds_a_blocking_attempt_and_discards_its_late_result() -> No
         retry_call(
             slow, deadline=Deadline(0.3), policy=FAST, retryable=lambda e: True, discard=discarded.append
         )
-    assert time.perf_counter() - t0 < 0.6
+    assert time.perf_counter() - t0 < 4.0  # the deadline, not the 5 s attempt
     released.set()
     t0 = time.perf_counter()
     while not discarded and time.perf_counter() - t0 < 2:
@@ -102,7 +102,7 @@ def test_cancel_wakes_backoff_sleep() -> None:
     t0 = time.perf_counter()
     with pytest.raises(DeadlineExceeded):
         deadline.sleep(3)
-    assert time.perf_counter() - t0 < 1
+    assert time.perf_counter() - t0 < 2.5  # woken, not the 3 s sleep
 
 
 def _slow_items(n: int, every_s: float, closed: threading.Event) -> Iterator[int]:
@@ -122,7 +122,7 @@ def test_iterate_is_bounded_and_closes() -> None:
     with pytest.raises(DeadlineExceeded):
         for item in deadline.iterate(_slow_items(100, 0.1, closed), close=closed.set):
             got.append(item)
-    assert time.perf_counter() - t0 < 0.6
+    assert time.perf_counter() - t0 < 5.0  # the deadline, not the 10 s of items
     assert 1 <= len(got) <= 4
     assert closed.wait(1)
 

@@ -232,7 +232,7 @@ def test_classifier_faults_fall_back_visibly(
     assert (d["strategy"], d["fallback_reason"], d["rewritten_question"]) == ("single", reason, None)
     assert d["intent"] == "airline_visa_free"  # the offline classifier's answer
     assert d["sources"] and d["llm_used"] is True and fallbacks(reason) == before + 1
-    assert d["timings_ms"]["classify"] < 2000
+    assert d["timings_ms"]["classify"] < 4000  # the 0.5 s timeout, not the 5 s fault
 
 
 @pytest.mark.parametrize(
