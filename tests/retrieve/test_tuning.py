@@ -111,10 +111,9 @@ class KB:
         self.path, self.name = path, name
         self.calls: list[dict[str, Any]] = []
 
-    def search_detailed(self, query: str, **kwargs: Any) -> Any:
+    def search(self, query: str, **kwargs: Any) -> list[SearchHit]:
         self.calls.append(kwargs)
-        hit = SearchHit(chunk=Chunk(id="a#0", doc_id="a", text="甲"), score=1.0)
-        return type("R", (), {"hits": [hit]})()
+        return [SearchHit(chunk=Chunk(id="a#0", doc_id="a", text="甲"), score=1.0)]
 
 
 def test_pipeline_uses_the_kb_tuning_and_reports_it(tmp_path: Path) -> None:

@@ -20,8 +20,9 @@ import numpy as np
 from zhiwen.documents import Chunk, Document, ParentHit, SearchHit
 from zhiwen.errors import InvalidParameter
 from zhiwen.kb.locks import RWLock
-from zhiwen.retrieve.hybrid import HybridRetriever, RetrievalResult
-from zhiwen.retrieve.parents import aggregate_parents
+from zhiwen.retrieve.feedback import FeedbackParams
+from zhiwen.retrieve.hybrid import BM25Params, HybridRetriever, RetrievalResult
+from zhiwen.retrieve.parents import DEFAULT_PARENT_TOP_K, aggregate_parents, chunk_window
 from zhiwen.store import Store
 from zhiwen.store.filters import Filter, check_filter_fields, parse_filters
 
@@ -49,11 +50,15 @@ class KBSearch:
         weights: tuple[float, float] | None = None,
         query_vector: np.ndarray | None = None,
         alpha: float | None = None,
+        feedback: FeedbackParams | None = None,
+        bm25_params: BM25Params | None = None,
     ) -> list[SearchHit]:
         """BM25 / dense / hybrid search. A failing or empty branch leaves the other to answer.
 
         ``weights`` = (bm25, dense); ``alpha`` = dense weight of weighted fusion (default from
-        settings). ``query_vector`` skips the query embedding.
+        settings). ``query_vector`` skips the query embedding. ``feedback`` and ``bm25_params``
+        = ``(k1, b)`` override the settings' for this search (a KB's tuning, through the
+        pipeline). This is the :class:`~zhiwen.retrieve.searchable.Searchable` search.
         """
         return self.search_detailed(
             query,
@@ -66,6 +71,8 @@ class KBSearch:
             weights=weights,
             query_vector=query_vector,
             alpha=alpha,
+            feedback=feedback,
+            bm25_params=bm25_params,
         ).hits
 
     def search_detailed(self, query: str, **kwargs: Any) -> RetrievalResult:
@@ -82,10 +89,9 @@ class KBSearch:
         (nothing to filter yet) accepts any field.
         """
         flt = parse_filters(filters)
-        fields = getattr(self.store, "metadata_fields", None)
-        if not flt or fields is None:
+        if not flt:
             return flt
-        known = fields()
+        known = self.store.metadata_fields()
         if not known and self.store.count() == 0:
             return flt
         return check_filter_fields(flt, known)
@@ -94,21 +100,21 @@ class KBSearch:
         self,
         query: str,
         *,
-        top_k: int = 5,
+        top_k: int = DEFAULT_PARENT_TOP_K,
         mode: str = "hybrid",
         filters: Filter | Mapping[str, Any] | None = None,
         chunk_k: int | None = None,
     ) -> list[ParentHit]:
         """Children → parents ranked by matched-children count, then best score (seed 002).
 
-        ``chunk_k`` chunks are aggregated (default ``max(3 × top_k, 10)``): the count only means
-        something among the closest chunks, a long window lets long documents win by size.
+        ``chunk_k`` chunks are aggregated (default :func:`~zhiwen.retrieve.parents.chunk_window`:
+        ``max(3 × top_k, 10)``).
         """
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise InvalidParameter(
                 f"top_k must be a positive integer, got {top_k!r}", message="top_k 必须是正整数"
             )
-        k = chunk_k or max(3 * top_k, 10)
+        k = chunk_k or chunk_window(top_k)
         with self._rw.read():
             flt = self.check_filters(filters) if filters else None
             hits = self.retriever.run(query, mode=mode, top_k=k, filters=flt)

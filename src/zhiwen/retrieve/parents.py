@@ -5,9 +5,12 @@ are ranked by how many of their children matched, then by their best child's sco
 the rank of that best child (so equal parents keep retrieval order). A parent's ``score`` is its
 best child's score; ``matched_chunks`` are its children in retrieval order.
 
+How many chunks to aggregate is decided here once (:func:`chunk_window`), for the KB's own
+``search_parents`` and the pipeline's alike.
+
 Example::
 
-    >>> hits = retriever.run("怎么创建知识库", top_k=30)
+    >>> hits = retriever.run("怎么创建知识库", top_k=chunk_window(3))     # 10 chunks for 3 parents
     >>> parents = aggregate_parents(hits, store, top_k=3)
     >>> parents[0].document.title, len(parents[0].matched_chunks)
     ('创建知识库', 4)
@@ -20,9 +23,21 @@ from typing import Protocol
 
 from zhiwen.documents import Document, ParentHit, SearchHit
 
+#: documents a parent search returns when its caller does not say
+DEFAULT_PARENT_TOP_K = 5
+
 
 class ParentSource(Protocol):
     def get_parents(self, ids: Sequence[str]) -> list[Document]: ...
+
+
+def chunk_window(top_k: int) -> int:
+    """How many chunks to aggregate into ``top_k`` parents: ``max(3 × top_k, 10)``.
+
+    The matched-children count only means something among the closest chunks: a longer window
+    lets long documents win by their size.
+    """
+    return max(3 * top_k, 10)
 
 
 def parent_key(hit: SearchHit) -> str:

@@ -11,6 +11,10 @@ some KBs; every (group, KB) search runs in parallel, hits are tagged with their 
 (``hit.extra["kb"]``), merged and de-duplicated within the group, and each group is reranked
 with its own query. A KB that fails is reported in the group's ``errors``; it never raises.
 
+A "KB" here is anything :class:`~zhiwen.retrieve.searchable.Searchable` (a
+:class:`~zhiwen.kb.KnowledgeBase`, or a double): retrieval names what it needs of one instead of
+importing the KB layer above it.
+
 Example::
 
     >>> pipeline = RetrievalPipeline(runtime.get)          # or lambda: get_settings()
@@ -30,8 +34,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from zhiwen.cache import LRU
 from zhiwen.documents import ParentHit, SearchHit
 from zhiwen.errors import ZhiwenError
 from zhiwen.metrics import EMPTY_RESULTS, FALLBACKS, PASSED_THRESHOLD
@@ -39,15 +44,13 @@ from zhiwen.resilience import note_degraded
 from zhiwen.retrieve.adaptive import apply_min_similarity, apply_per_doc_limit, effective_params
 from zhiwen.retrieve.feedback import FeedbackParams
 from zhiwen.retrieve.mmr import Vectorize, mmr_select
-from zhiwen.retrieve.parents import aggregate_parents
+from zhiwen.retrieve.parents import DEFAULT_PARENT_TOP_K, aggregate_parents, chunk_window
 from zhiwen.retrieve.rerank import Reranker, get_reranker, rerank_hits
+from zhiwen.retrieve.searchable import Searchable
 from zhiwen.retrieve.tuning import admin_overrides, tuned_params
 from zhiwen.retry import current_deadline
 from zhiwen.store.filters import Filter
 from zhiwen.understand.profile import QueryIntent, QueryProfiler
-
-if TYPE_CHECKING:
-    from zhiwen.kb import KnowledgeBase
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +58,8 @@ NO_RERANK_PASS = "No chunks met rerank threshold"
 NO_SIM_PASS = "No chunks met similarity threshold"
 NOTHING_FOUND = "没有找到相关内容"
 FiltersArg = Filter | Mapping[str, Any] | None
+#: query profilers kept per keyword profile (they change rarely; never grow without bound)
+PROFILER_CACHE_SIZE = 17
 
 
 @dataclass(slots=True)
@@ -83,7 +88,7 @@ class QueryGroup:
 
     name: str
     query: str
-    kbs: Sequence[KnowledgeBase]
+    kbs: Sequence[Searchable]
     filters: FiltersArg = None
 
 
@@ -115,7 +120,7 @@ class RetrievalPipeline:
         self._reranker_factory = reranker_factory
         self._vectorize = vectorize
         self._route = route
-        self._profilers: dict[str, QueryProfiler] = {}
+        self._profilers: LRU[QueryProfiler] = LRU(PROFILER_CACHE_SIZE, "query_profiler")
         self._max_workers = max_workers
         self._pool: ThreadPoolExecutor | None = None  # made on the first multi-KB search
 
@@ -140,9 +145,8 @@ class RetrievalPipeline:
         key = repr(sorted((k, tuple(v)) for k, v in (keywords or {}).items()))
         prof = self._profilers.get(key)
         if prof is None:
-            if len(self._profilers) > 16:  # profiles change rarely; never grow unbounded
-                self._profilers.clear()
-            prof = self._profilers[key] = QueryProfiler(keywords)
+            prof = QueryProfiler(keywords)
+            self._profilers.put(key, prof)
         return prof
 
     def plan(
@@ -151,7 +155,7 @@ class RetrievalPipeline:
         top_k: int,
         mode: str | None = None,
         cfg: Any = None,
-        kb: KnowledgeBase | None = None,
+        kb: Searchable | None = None,
     ) -> tuple[QueryIntent, dict[str, Any]]:
         """The intent and every effective parameter for this query (no search).
 
@@ -167,33 +171,28 @@ class RetrievalPipeline:
 
     # -- one KB ------------------------------------------------------------------------------
     def _fetch(
-        self, kb: KnowledgeBase, query: str, params: dict[str, Any], filters: FiltersArg
+        self, kb: Searchable, query: str, params: dict[str, Any], filters: FiltersArg
     ) -> list[SearchHit]:
         if (params.get("tuning") or {}).get("kb") != kb.name:  # a multi-KB group: this KB's own tuning
             params = tuned_params(params, kb, admin=admin_overrides(self._config))
-        kwargs: dict[str, Any] = {
-            "mode": params["mode"],
-            "top_k": params["fetch_k"],
-            "filters": filters,
-            "candidates": params["candidates"],
-            "fusion": params["fusion"],
-            "rrf_k": params["rrf_k"],
-            "weights": tuple(params["weights"]),
-        }
-        detailed = getattr(kb, "search_detailed", None)
-        if detailed is None:  # a KB-like object without per-search feedback / BM25 parameters
-            return kb.search(query, **kwargs)
+        weights = params["weights"]
         bm25 = params["bm25"]
-        return detailed(
+        return kb.search(
             query,
-            **kwargs,
+            mode=params["mode"],
+            top_k=params["fetch_k"],
+            filters=filters,
+            candidates=params["candidates"],
+            fusion=params["fusion"],
+            rrf_k=params["rrf_k"],
+            weights=(weights[0], weights[1]),
             feedback=FeedbackParams.from_mapping(params["feedback"]),
             bm25_params=None if bm25["k1"] is None and bm25["b"] is None else (bm25["k1"], bm25["b"]),
-        ).hits
+        )
 
     def search(
         self,
-        kb: KnowledgeBase,
+        kb: Searchable,
         query: str,
         *,
         top_k: int | None = None,
@@ -209,20 +208,20 @@ class RetrievalPipeline:
 
     def search_parents(
         self,
-        kb: KnowledgeBase,
+        kb: Searchable,
         query: str,
         *,
-        top_k: int = 5,
+        top_k: int = DEFAULT_PARENT_TOP_K,
         filters: FiltersArg = None,
         mode: str | None = None,
         chunk_k: int | None = None,
     ) -> ParentResult:
         """Chunks through the pipeline, then aggregated into whole documents (seed 002).
 
-        ``chunk_k`` chunks are aggregated (default ``max(3 × top_k, 10)``): the matched-children
-        count only means something among the closest chunks.
+        ``chunk_k`` chunks are aggregated (default :func:`~zhiwen.retrieve.parents.chunk_window`:
+        ``max(3 × top_k, 10)``).
         """
-        chunks = self.search(kb, query, top_k=chunk_k or max(3 * top_k, 10), filters=filters, mode=mode)
+        chunks = self.search(kb, query, top_k=chunk_k or chunk_window(top_k), filters=filters, mode=mode)
         return ParentResult(aggregate_parents(chunks.hits, kb, top_k), chunks)
 
     def rerank(self, query: str, hits: Sequence[SearchHit], *, top_k: int) -> PipelineResult:
