@@ -47,6 +47,13 @@ class LRU(Generic[V]):
             size = len(self._data)
         CACHE_SIZE.labels(cache=self.name).set(size)
 
+    def discard(self, key: Hashable) -> None:
+        """Forget ``key`` (no error when it is not there)."""
+        with self._lock:
+            self._data.pop(key, None)
+            size = len(self._data)
+        CACHE_SIZE.labels(cache=self.name).set(size)
+
     def clear(self) -> None:
         with self._lock:
             self._data.clear()

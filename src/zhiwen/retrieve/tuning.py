@@ -37,15 +37,18 @@ from __future__ import annotations
 import json
 import logging
 import os
-import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from zhiwen.cache import LRU
 from zhiwen.errors import InvalidParameter
 from zhiwen.fsutil import atomic_write_json
 from zhiwen.retrieve.feedback import FeedbackParams
+
+if TYPE_CHECKING:
+    from zhiwen.retrieve.searchable import Searchable
 
 log = logging.getLogger(__name__)
 
@@ -118,8 +121,10 @@ def tuning_path(kb_path: Path | str) -> Path:
     return Path(kb_path) / TUNING_FILE
 
 
-_CACHE: dict[str, tuple[tuple[int, int, int], KBTuning | None]] = {}
-_CACHE_LOCK = threading.Lock()
+#: tuning files read, per path: one entry per KB (at most this many; never grow without bound)
+TUNING_CACHE_SIZE = 257
+# path → (the file's stamp when read, what it said)
+_CACHE: LRU[tuple[tuple[int, int, int], KBTuning | None]] = LRU(TUNING_CACHE_SIZE, "kb_tuning")
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:
@@ -136,11 +141,9 @@ def load_tuning(kb_path: Path | str) -> KBTuning | None:
     stamp = _stamp(path)
     key = str(path)
     if stamp is None:
-        with _CACHE_LOCK:
-            _CACHE.pop(key, None)
+        _CACHE.discard(key)
         return None
-    with _CACHE_LOCK:
-        hit = _CACHE.get(key)
+    hit = _CACHE.get(key)
     if hit is not None and hit[0] == stamp:
         return hit[1]
     tuning: KBTuning | None
@@ -149,10 +152,7 @@ def load_tuning(kb_path: Path | str) -> KBTuning | None:
     except (OSError, ValueError, ValidationError, InvalidParameter) as exc:
         log.warning("ignoring unreadable KB tuning %s: %s", path, str(exc).splitlines()[0])
         tuning = None
-    with _CACHE_LOCK:
-        if len(_CACHE) > 256:  # one entry per KB; never grow without bound
-            _CACHE.clear()
-        _CACHE[key] = (stamp, tuning)
+    _CACHE.put(key, (stamp, tuning))
     return tuning
 
 
@@ -219,6 +219,8 @@ def admin_overrides(config: Any) -> frozenset[str]:
     which keys are overrides (not just equal to a default). Any other provider (static settings,
     a lambda) has none.
     """
+    # the provider is any zero-argument callable: only the bound ``get`` of a settings service
+    # (retrieval does not import config's service) can say which keys an admin set
     service = getattr(config, "__self__", None)
     overrides = getattr(service, "overrides", None)
     if not callable(overrides):
@@ -237,8 +239,12 @@ def admin_overrides(config: Any) -> frozenset[str]:
     return frozenset(keys)
 
 
-def tuned_params(params: dict[str, Any], kb: Any, *, admin: frozenset[str] = frozenset()) -> dict[str, Any]:
+def tuned_params(
+    params: dict[str, Any], kb: Searchable, *, admin: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     """``params`` with ``kb``'s ``tuning.json`` merged in (see :func:`merge_tuning`)."""
+    # a KB keeps its tuning in its directory; a KB without one (a double, an app's view of several
+    # KBs) is not tuned: ``path`` is no part of the Searchable contract
     path = getattr(kb, "path", None)
     tuning = load_tuning(path) if path is not None else None
-    return merge_tuning(params, tuning, kb=getattr(kb, "name", None), admin=admin)
+    return merge_tuning(params, tuning, kb=kb.name, admin=admin)
