@@ -26,14 +26,19 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import psycopg
 from psycopg import sql
 
-if TYPE_CHECKING:  # the schema module builds postings when it migrates: no import cycle at run time
-    from zhiwen.store._pg_schema import KBSchema
+
+class SchemaTables(Protocol):
+    """What postings need of a KB's schema (:class:`zhiwen.store._pg_schema.KBSchema`): its
+    tables' names. Named here because the schema module builds postings when it migrates."""
+
+    def table(self, table: str) -> sql.Identifier: ...
+
 
 # postings per row: 128 x 12 bytes keeps a row under PostgreSQL's 2 KB TOAST threshold, so
 # reading a block is one heap tuple with no TOAST lookup and no decompression
@@ -87,7 +92,9 @@ def _blocks(term: str, first_no: int, postings: Postings) -> Iterable[tuple[Any,
         yield term, first_no + i, len(r), int(r[0]), int(r[-1]), pack(r, tfs[start:end], dls[start:end])
 
 
-def _copy_blocks(conn: psycopg.Connection[Any], layout: KBSchema, rows: Iterable[tuple[Any, ...]]) -> None:
+def _copy_blocks(
+    conn: psycopg.Connection[Any], layout: SchemaTables, rows: Iterable[tuple[Any, ...]]
+) -> None:
     stmt = sql.SQL(
         "COPY {} (term, block_no, n, first_rid, last_rid, data) FROM STDIN (FORMAT BINARY)"
     ).format(layout.table("postings"))
@@ -97,7 +104,7 @@ def _copy_blocks(conn: psycopg.Connection[Any], layout: KBSchema, rows: Iterable
             copy.write_row(row)
 
 
-def _delete_blocks(conn: psycopg.Connection[Any], layout: KBSchema, keys: list[tuple[str, int]]) -> None:
+def _delete_blocks(conn: psycopg.Connection[Any], layout: SchemaTables, keys: list[tuple[str, int]]) -> None:
     if keys:
         conn.execute(
             sql.SQL(
@@ -119,7 +126,7 @@ def _concat(parts: Sequence[Postings]) -> Postings:
 
 
 def append_postings(
-    conn: psycopg.Connection[Any], layout: KBSchema, grouped: Mapping[str, Postings], *, fresh: bool
+    conn: psycopg.Connection[Any], layout: SchemaTables, grouped: Mapping[str, Postings], *, fresh: bool
 ) -> None:
     """Add postings whose rids are larger than any stored; ``fresh``: the KB has no postings yet."""
     if not grouped:
@@ -155,7 +162,7 @@ def append_postings(
 
 
 def remove_postings(
-    conn: psycopg.Connection[Any], layout: KBSchema, removed: Mapping[str, np.ndarray]
+    conn: psycopg.Connection[Any], layout: SchemaTables, removed: Mapping[str, np.ndarray]
 ) -> None:
     """Drop the postings of ``removed`` (term → rids); the touched runs of blocks are repacked."""
     terms = [t for t, r in removed.items() if len(r) and indexable(t)]
@@ -189,7 +196,7 @@ def remove_postings(
     _copy_blocks(conn, layout, new)
 
 
-def rebuild_postings(conn: psycopg.Connection[Any], layout: KBSchema) -> None:
+def rebuild_postings(conn: psycopg.Connection[Any], layout: SchemaTables) -> None:
     """Build the whole ``postings`` table from ``chunks`` (migration from schema 1)."""
     conn.execute(sql.SQL("TRUNCATE {}").format(layout.table("postings")))
     rows = conn.execute(
@@ -200,7 +207,7 @@ def rebuild_postings(conn: psycopg.Connection[Any], layout: KBSchema) -> None:
 
 
 def fetch_postings(
-    conn: psycopg.Connection[Any], layout: KBSchema, terms: Sequence[str]
+    conn: psycopg.Connection[Any], layout: SchemaTables, terms: Sequence[str]
 ) -> tuple[int, int, dict[str, Postings]]:
     """(N, total length, postings of ``terms`` that have any): one round trip."""
     parts: dict[str, list[Postings]] = {}
