@@ -78,6 +78,88 @@ def _context() -> Any:
     return build_context()
 
 
+def _print_setup(report: Any) -> None:
+    for kb, count in report.kbs.items():
+        console.print(f"知识库 {kb}：{count} 个片段")
+    for note in report.notes:
+        console.print(note)
+    console.print(f"[green]完成[/]，用时 {report.seconds:.1f} 秒")
+
+
+def _ask_once(app: AdvisorApp, ctx: Any, message: str, session_id: str, mode: str, json_output: bool) -> None:
+    """One question: the answer as JSON, or the events rendered."""
+    if json_output:
+        _, answer = app.service.answer(ctx, message, session_id=session_id, mode=mode)
+        print_json(answer.model_dump())
+        return
+    _, events = app.service.chat(ctx, message, session_id=session_id, mode=mode)
+    render_events(events)
+
+
+def _read_question() -> str | None:
+    """The next question typed, ``""`` for an empty line, ``None`` when the user leaves."""
+    try:
+        text = console.input("[bold cyan]你：[/]").strip()
+    except (EOFError, KeyboardInterrupt):
+        return None
+    return None if text.lower() in EXIT_WORDS else text
+
+
+def _chat_loop(app: AdvisorApp, ctx: Any, session_id: str, mode: str) -> None:
+    console.print(
+        f"[bold]🏠 购房顾问[/]（{'深度分析' if mode == 'discussion' else '标准模式'}，输入“退出”结束）"
+    )
+    while (text := _read_question()) is not None:
+        if text:
+            _, events = app.service.chat(ctx, text, session_id=session_id, mode=mode)
+            render_events(events)
+
+
+def _print_loan(result: dict[str, Any], method: str) -> None:
+    table = Table(title=f"房贷计算（{result['method_name']}）", show_header=False)
+    rows = [
+        ("首付", yuan(result["down_payment"])),
+        ("贷款金额", yuan(result["loan_amount"])),
+        ("月供" if method == "equal_payment" else "首月月供", yuan(result["monthly_payment"])),
+        ("末月月供", yuan(result["last_month_payment"])),
+        ("还款总额", yuan(result["total_payment"])),
+        ("总利息", yuan(result["total_interest"])),
+    ]
+    for key, value in rows:
+        table.add_row(key, value)
+    console.print(table)
+    if result["schedule"]:
+        _print_schedule(result["schedule"])
+
+
+def _print_schedule(schedule: list[dict[str, Any]]) -> None:
+    plan = Table(title="还款计划")
+    for col in ("期", "还款", "本金", "利息", "剩余本金"):
+        plan.add_column(col, justify="right")
+    for row in schedule:
+        plan.add_row(
+            str(row["period"]),
+            *(f"{row[k]:,.2f}" for k in ("payment", "principal", "interest", "remaining")),
+        )
+    console.print(plan)
+
+
+def _print_tax(result: dict[str, Any]) -> None:
+    table = Table(title="税费计算", show_header=False)
+    table.add_row("契税", f"{yuan(result['deed_tax'])}（{pct(result['deed_tax_rate'])}）")
+    for key, label in (
+        ("vat", "增值税"),
+        ("income_tax", "个人所得税"),
+        ("agent_fee", "中介费"),
+        ("total", "合计"),
+    ):
+        table.add_row(label, yuan(result[key]))
+    console.print(table)
+    for note in result["notes"]:
+        console.print(f"· {escape(note)}", highlight=False)
+    console.print(f"规则：{escape(result['rule']['source'])}；截至{result['checked_on']}", highlight=False)
+
+
 def build_cli(app: AdvisorApp) -> typer.Typer:
     cli = typer.Typer(help="购房顾问：多角色购房咨询、贷款与税费计算", no_args_is_help=True)
     calc = typer.Typer(help="房贷与税费计算器", no_args_is_help=True)
@@ -90,12 +172,7 @@ def build_cli(app: AdvisorApp) -> typer.Typer:
         quiet: bool = typer.Option(False, "--quiet", help="不显示进度"),
     ) -> None:
         """构建政策法规和常见问题知识库，以及二手房市场数据表。"""
-        report = app.setup(data_dir, _context(), progress=not quiet)
-        for kb, count in report.kbs.items():
-            console.print(f"知识库 {kb}：{count} 个片段")
-        for note in report.notes:
-            console.print(note)
-        console.print(f"[green]完成[/]，用时 {report.seconds:.1f} 秒")
+        _print_setup(app.setup(data_dir, _context(), progress=not quiet))
 
     @cli.command()
     @run_cli
@@ -109,27 +186,9 @@ def build_cli(app: AdvisorApp) -> typer.Typer:
         ctx = _context()
         session_id = session or uuid.uuid4().hex
         if message is not None:
-            if json_output:
-                _, answer = app.service.answer(ctx, message, session_id=session_id, mode=mode)
-                print_json(answer.model_dump())
-                return
-            _, events = app.service.chat(ctx, message, session_id=session_id, mode=mode)
-            render_events(events)
-            return
-        console.print(
-            f"[bold]🏠 购房顾问[/]（{'深度分析' if mode == 'discussion' else '标准模式'}，输入“退出”结束）"
-        )
-        while True:
-            try:
-                text = console.input("[bold cyan]你：[/]").strip()
-            except (EOFError, KeyboardInterrupt):
-                break
-            if not text:
-                continue
-            if text.lower() in EXIT_WORDS:
-                break
-            _, events = app.service.chat(ctx, text, session_id=session_id, mode=mode)
-            render_events(events)
+            _ask_once(app, ctx, message, session_id, mode, json_output)
+        else:
+            _chat_loop(app, ctx, session_id, mode)
 
     @calc.command("loan")
     @run_cli
@@ -156,29 +215,8 @@ def build_cli(app: AdvisorApp) -> typer.Typer:
         result = build_registry(None).call("calc_loan", args)
         if json_output:
             print_json(result)
-            return
-        table = Table(title=f"房贷计算（{result['method_name']}）", show_header=False)
-        rows = [
-            ("首付", yuan(result["down_payment"])),
-            ("贷款金额", yuan(result["loan_amount"])),
-            ("月供" if method == "equal_payment" else "首月月供", yuan(result["monthly_payment"])),
-            ("末月月供", yuan(result["last_month_payment"])),
-            ("还款总额", yuan(result["total_payment"])),
-            ("总利息", yuan(result["total_interest"])),
-        ]
-        for key, value in rows:
-            table.add_row(key, value)
-        console.print(table)
-        if result["schedule"]:
-            plan = Table(title="还款计划")
-            for col in ("期", "还款", "本金", "利息", "剩余本金"):
-                plan.add_column(col, justify="right")
-            for row in result["schedule"]:
-                plan.add_row(
-                    str(row["period"]),
-                    *(f"{row[k]:,.2f}" for k in ("payment", "principal", "interest", "remaining")),
-                )
-            console.print(plan)
+        else:
+            _print_loan(result, method)
 
     @calc.command("tax")
     @run_cli
@@ -205,22 +243,8 @@ def build_cli(app: AdvisorApp) -> typer.Typer:
         result = build_registry(None).call("calc_tax", args)
         if json_output:
             print_json(result)
-            return
-        table = Table(title="税费计算", show_header=False)
-        table.add_row("契税", f"{yuan(result['deed_tax'])}（{pct(result['deed_tax_rate'])}）")
-        for key, label in (
-            ("vat", "增值税"),
-            ("income_tax", "个人所得税"),
-            ("agent_fee", "中介费"),
-            ("total", "合计"),
-        ):
-            table.add_row(label, yuan(result[key]))
-        console.print(table)
-        for note in result["notes"]:
-            console.print(f"· {escape(note)}", highlight=False)
-        console.print(
-            f"规则：{escape(result['rule']['source'])}；截至{result['checked_on']}", highlight=False
-        )
+        else:
+            _print_tax(result)
 
     @cli.command("tools")
     @run_cli

@@ -120,7 +120,17 @@ def extract_facts(text: str) -> UserFacts:
     """Facts stated in one message (unstated fields stay None)."""
     t = re.sub(r"(?<=\d)[,，](?=\d{3})", "", text)
     f = UserFacts()
+    for read in (_money_facts, _down_payment_facts, _loan_facts, _income_facts, _size_facts):
+        read(t, f)
+    _home_facts(t, f)
+    _place_facts(t, f)
+    if re.search(r"公积金(?:贷款|贷)|用公积金", t):
+        f.provident_fund = True
+    return f
 
+
+def _money_facts(t: str, f: UserFacts) -> None:
+    """The price of the home and the budget."""
     m = _first(
         rf"(?:总价|房价|售价|成交价|总房款|房款|价格|报价|这套房子?|房子|买一套|挂牌价)(?:大概|大约|约|是|为|在|要|：|:|\s)*({AMOUNT})",
         t,
@@ -136,6 +146,9 @@ def extract_facts(text: str) -> UserFacts:
     if m:
         f.budget = _money(m.group(1), bare_unit=10_000)
 
+
+def _down_payment_facts(t: str, f: UserFacts) -> None:
+    """The down payment: a ratio (三成, 30%, 百分之三十) or an amount."""
     m = _first(rf"首付(?:款|比例)?{_FILL}({NUM_AR}|[{_CN}]+)\s*成", t)
     if m:
         f.down_payment_ratio = _ratio_word(m.group(1))
@@ -145,6 +158,9 @@ def extract_facts(text: str) -> UserFacts:
     elif m := _first(rf"首付(?:款)?{_FILL}({AMOUNT})", t):
         f.down_payment = _money(m.group(1), bare_unit=10_000)
 
+
+def _loan_facts(t: str, f: UserFacts) -> None:
+    """The loan's years, rate and repayment method."""
     m = _first(rf"(?:贷款|贷|按揭|还款|分期|期限|年限)(?:期限|年限)?{_FILL}({NUM_AR}|[{_CN}]+)\s*年", t)
     m = m or _first(rf"({NUM_AR}|[{_CN}]+)\s*年(?:期)?的?(?:贷款|按揭|商贷|公积金贷款|房贷|还清|等额)", t)
     if m and (years := parse_number(m.group(1))) is not None and 1 <= years <= 50:
@@ -160,6 +176,9 @@ def extract_facts(text: str) -> UserFacts:
     elif "等额本息" in t:
         f.method = "equal_payment"
 
+
+def _income_facts(t: str, f: UserFacts) -> None:
+    """The monthly income (a yearly one divided by 12) and the monthly payment."""
     m = _first(
         rf"(?:月收入|月薪|月工资|每月收入|每个月收入|每月到手|月到手|收入|工资|薪水|税后){_FILL}({AMOUNT})", t
     )
@@ -172,6 +191,9 @@ def extract_facts(text: str) -> UserFacts:
     if m := _first(rf"月供{_FILL}({AMOUNT})", t):
         f.monthly_payment = _money(m.group(1))
 
+
+def _size_facts(t: str, f: UserFacts) -> None:
+    """The area and the number of rooms."""
     m = _first(
         rf"(?:面积|建面|套内)?{_FILL}({NUM_AR}|{NUM_CN})\s*(?:平方米|平米|平方|平|㎡|m2|m²|方)(?!台)", t
     )
@@ -181,12 +203,6 @@ def extract_facts(text: str) -> UserFacts:
     if m := _first(r"([1-9]|[一二两三四五六])\s*(?:室|房|居)(?!价|贷|子|龄|产|屋|东|源)", t):
         rooms = parse_number(m.group(1))
         f.rooms = None if rooms is None else int(rooms)
-
-    _home_facts(t, f)
-    _place_facts(t, f)
-    if re.search(r"公积金(?:贷款|贷)|用公积金", t):
-        f.provident_fund = True
-    return f
 
 
 def _home_facts(t: str, f: UserFacts) -> None:

@@ -133,6 +133,24 @@ def find_cities(text: str) -> list[str]:
 
 def find_districts(text: str, *, city: str | None = None) -> list[PlaceMention]:
     """Districts (and 板块) named in ``text``; ``city`` settles names several cities share."""
+    candidates = _district_candidates(text)
+    kept = _outermost_spans(candidates)
+    preferred = city or _most_named_city(candidates, kept)
+    out: list[PlaceMention] = []
+    seen: set[tuple[str, str]] = set()
+    for span in sorted(kept):
+        chosen = _reading(candidates[span], preferred, strict=city is not None)
+        if chosen is None:
+            continue
+        key = (chosen.city, chosen.bankuai or chosen.district)
+        if key not in seen:
+            seen.add(key)
+            out.append(chosen)
+    return out
+
+
+def _district_candidates(text: str) -> dict[tuple[int, int], list[PlaceMention]]:
+    """Every reading of every place name in ``text``, by span."""
     candidates: dict[tuple[int, int], list[PlaceMention]] = {}
     for name, c, district, bankuai in _district_names():
         start = text.find(name)
@@ -140,32 +158,39 @@ def find_districts(text: str, *, city: str | None = None) -> list[PlaceMention]:
             end = start + len(name)
             candidates.setdefault((start, end), []).append(PlaceMention(name, c, district, bankuai, start))
             start = text.find(name, end)
+    return candidates
+
+
+def _outermost_spans(candidates: dict[tuple[int, int], list[PlaceMention]]) -> list[tuple[int, int]]:
     # a span inside a longer one is not a mention of its own (浦东新区 beats 浦东)
     kept: list[tuple[int, int]] = []
     for span in sorted(candidates, key=lambda s: (s[0], -(s[1] - s[0]))):
         if not any(k[0] <= span[0] and span[1] <= k[1] for k in kept):
             kept.append(span)
+    return kept
+
+
+def _most_named_city(
+    candidates: dict[tuple[int, int], list[PlaceMention]], kept: list[tuple[int, int]]
+) -> str | None:
+    """The city that the most names belong to without doubt (None when no name is sure)."""
     unambiguous: Counter[str] = Counter()
     for span in kept:
         cities = {m.city for m in candidates[span]}
         if len(cities) == 1:
             unambiguous[cities.pop()] += 1
-    preferred = city or (unambiguous.most_common(1)[0][0] if unambiguous else None)
-    out: list[PlaceMention] = []
-    seen: set[tuple[str, str]] = set()
-    for span in sorted(kept):
-        cands = candidates[span]
-        if preferred is not None:
-            in_city = [m for m in cands if m.city == preferred]
-            if city is not None and not in_city:
-                continue
-            cands = in_city or cands
-        chosen = min(cands, key=lambda m: m.bankuai is not None)  # a district reading first
-        key = (chosen.city, chosen.bankuai or chosen.district)
-        if key not in seen:
-            seen.add(key)
-            out.append(chosen)
-    return out
+    return unambiguous.most_common(1)[0][0] if unambiguous else None
+
+
+def _reading(cands: list[PlaceMention], preferred: str | None, *, strict: bool) -> PlaceMention | None:
+    """The reading of one name: in the preferred city when it has one there (only there when
+    ``strict``: the caller named the city), a district before a 板块."""
+    if preferred is not None:
+        in_city = [m for m in cands if m.city == preferred]
+        if strict and not in_city:
+            return None
+        cands = in_city or cands
+    return min(cands, key=lambda m: m.bankuai is not None)  # a district reading first
 
 
 def district_of(city: str, bankuai: str) -> str | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -195,37 +196,29 @@ class Gazetteer:
     # -- mentions in free text ------------------------------------------------------------
     def _build_index(self) -> dict[str, list[tuple[Place, bool]]]:
         index: dict[str, list[tuple[Place, bool]]] = {}
-
-        def add(surface: str, place: Place, weak: bool = False) -> None:
-            entries = index.setdefault(surface, [])
-            if all(p != place for p, _ in entries):
-                entries.append((place, weak))
-
         for city, cd in self._cities.items():
-            for alias in (city, f"{city}市", *cd.aliases):
-                if len(alias) >= 2:
-                    add(alias, Place("city", city))
-            for alias, district in cd.district_aliases.items():
-                add(alias, Place("district", city, district))
-            for group, members in cd.groups.items():
-                if group in cd.district_aliases:
-                    continue
-                districts = {cd.district_of[m] for m in members if m in cd.district_of}
-                group_district = districts.pop() if len(districts) == 1 else None
-                add(group, Place("bankuai", city, group_district, tuple(members)))
-            for bk, district in cd.district_of.items():
-                if bk in cd.district_aliases or bk in cd.groups:
-                    continue
-                add(bk, Place("bankuai", city, district, (bk,)), weak=bk in self.weak)
-            for alias, bk in cd.bankuai_aliases.items():
-                if alias != bk and bk in cd.district_of:
-                    add(alias, Place("bankuai", city, cd.district_of[bk], (bk,)))
-            # "三林镇", "莘庄板块": the data never has the suffix
-            for bk, district in cd.district_of.items():
-                for suffix in ("镇", "板块", "地区", "片区", "一带"):
-                    if not bk.endswith(suffix) and len(bk) >= 2:
-                        add(bk + suffix, Place("bankuai", city, district, (bk,)))
+            for surface, place, weak in self._surfaces(city, cd):
+                entries = index.setdefault(surface, [])
+                if all(p != place for p, _ in entries):
+                    entries.append((place, weak))
         return index
+
+    def _surfaces(self, city: str, cd: _CityData) -> Iterator[tuple[str, Place, bool]]:
+        """``(surface, place, weak)`` of one city, in the order that decides which reading of a
+        surface comes first: the city, districts, 板块 groups, 板块, their aliases, suffixed 板块."""
+        for alias in (city, f"{city}市", *cd.aliases):
+            if len(alias) >= 2:
+                yield alias, Place("city", city), False
+        for alias, district in cd.district_aliases.items():
+            yield alias, Place("district", city, district), False
+        yield from _group_surfaces(city, cd)
+        for bk, district in cd.district_of.items():
+            if bk not in cd.district_aliases and bk not in cd.groups:
+                yield bk, Place("bankuai", city, district, (bk,)), bk in self.weak
+        for alias, bk in cd.bankuai_aliases.items():
+            if alias != bk and bk in cd.district_of:
+                yield alias, Place("bankuai", city, cd.district_of[bk], (bk,)), False
+        yield from _suffixed_surfaces(city, cd)
 
     def find_mentions(self, text: str) -> list[Mention]:
         """Place names in ``text``, longest match first, left to right, non-overlapping."""
@@ -271,6 +264,24 @@ def _load_data() -> dict[str, Any]:
     text = resources.files("zhiwen").joinpath("data/geo/gazetteer.json").read_text(encoding="utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
+
+
+def _group_surfaces(city: str, cd: _CityData) -> Iterator[tuple[str, Place, bool]]:
+    """板块 groups (one name for several 板块): in a district when all their 板块 are."""
+    for group, members in cd.groups.items():
+        if group in cd.district_aliases:
+            continue
+        districts = {cd.district_of[m] for m in members if m in cd.district_of}
+        group_district = districts.pop() if len(districts) == 1 else None
+        yield group, Place("bankuai", city, group_district, tuple(members)), False
+
+
+def _suffixed_surfaces(city: str, cd: _CityData) -> Iterator[tuple[str, Place, bool]]:
+    # "三林镇", "莘庄板块": the data never has the suffix
+    for bk, district in cd.district_of.items():
+        for suffix in ("镇", "板块", "地区", "片区", "一带"):
+            if not bk.endswith(suffix) and len(bk) >= 2:
+                yield bk + suffix, Place("bankuai", city, district, (bk,)), False
 
 
 @lru_cache(maxsize=1)
