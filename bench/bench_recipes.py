@@ -124,7 +124,7 @@ def main() -> int:
         t = time.perf_counter()
         ans = answer_recipe(kb, question, llm=None)
         ms = (time.perf_counter() - t) * 1000
-        names = [s.metadata.get("name") for s in ans.sources]
+        names = [s.metadata.get("name") for s in ans.citations]
         base = [p.document.metadata.get("name") for p in kb.search_parents(question, top_k=3)]
         rows.append(
             {
@@ -143,7 +143,7 @@ def main() -> int:
         t = time.perf_counter()
         ans = answer_recipe(kb, question, llm=None)
         ms = (time.perf_counter() - t) * 1000
-        listed = [s.metadata for s in ans.sources]
+        listed = [s.metadata for s in ans.citations]
         ok = sum(satisfies(m, category, stars) for m in listed)
         available = sum(satisfies(m, category, stars) for m in metas)
         base = [p.document.metadata for p in kb.search_parents(question, top_k=n)]

@@ -38,11 +38,8 @@ def test_extractive_without_llm(demo_kb: KnowledgeBase) -> None:
     # the lead first (the best sentence, cited), the note that no LLM wrote it at the end
     assert ans.answer.startswith("用 zhiwen index 命令创建知识库并导入文档。[1]")
     assert ans.answer.endswith(extractive_footer("no_llm")) and ans.answerable is True
-    assert ans.sources[0].doc_id == "start" and "- [1] 快速开始" in ans.answer
-    assert len(ans.sources) <= 2
-    data = ans.to_dict()
-    assert set(data) >= {"answer", "route", "sources", "llm_used", "answerable"}
-    assert set(data["sources"][0]) == {"doc_id", "title", "score", "metadata", "text"}
+    assert ans.citations[0].id == "start" and "- [1] 快速开始" in ans.answer
+    assert len(ans.citations) <= 2 and ans.citations[0].kb == demo_kb.name
 
 
 def test_auto_llm_uses_settings(demo_kb: KnowledgeBase) -> None:
@@ -93,15 +90,17 @@ def test_broken_adapter_never_raises(demo_kb: KnowledgeBase) -> None:
 def test_stream_events(demo_kb: KnowledgeBase, client: OpenAIChatClient, fake_llm: FakeOpenAI) -> None:
     fake_llm.script(Reply("默认端口 8000 [1]。", chunk_chars=2))
     events = list(stream_question(demo_kb, "服务端口是多少", llm=client))
-    assert events[0][0] == "sources" and events[-1][0] == "done"
-    done = events[-1][1]
+    assert events[0].type == "sources" and events[-1].type == "done"
+    done = events[-1].data
     assert {k: done[k] for k in ("llm_used", "route", "extractive_reason")} == {
         "llm_used": True,
         "route": "general",
         "extractive_reason": None,
     }
     assert done["params"]["mode"] == "hybrid" and "rerank" in done["params"]
-    assert "".join(d for e, d in events if e == "delta") == "默认端口 8000 [1]。"
+    assert "".join(e.text for e in events) == "默认端口 8000 [1]。"
+    closing = events[-1].answer
+    assert closing is not None and closing.answer == "默认端口 8000 [1]。" and closing.llm_used
 
 
 def test_no_results(zhiwen_home: Path, client: OpenAIChatClient, fake_llm: FakeOpenAI) -> None:
@@ -110,7 +109,7 @@ def test_no_results(zhiwen_home: Path, client: OpenAIChatClient, fake_llm: FakeO
         [Document(id="a", text="# 甲\n\n内容", title="甲", metadata={"k": "x"})], progress=False
     )
     ans = answer_question(kb, "任何问题", llm=client, filters={"k": "nothing"})
-    assert ans.answer == NO_RESULTS_ANSWER and ans.sources == [] and fake_llm.calls == 0
+    assert ans.answer == NO_RESULTS_ANSWER and ans.citations == [] and fake_llm.calls == 0
     assert ans.extractive_reason == "no_results" and ans.answerable is False
 
 
@@ -131,5 +130,5 @@ def test_a_reranker_that_passes_nothing_means_nothing_relevant(
     settings = Settings(rerank={"enabled": True, "score_threshold": 0.5})  # type: ignore[arg-type]
     pipeline = RetrievalPipeline(lambda: settings, reranker_factory=lambda cfg: _Reranker(score))
     ans = answer_question(demo_kb, "怎么创建知识库", top_k=2, llm=None, pipeline=pipeline)
-    assert ans.answerable is answerable and ans.sources  # the reranker's fallback passages stay
+    assert ans.answerable is answerable and ans.citations  # the reranker's fallback passages stay
     assert ans.answer.startswith("用 zhiwen index") is answerable

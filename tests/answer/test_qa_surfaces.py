@@ -1,4 +1,4 @@
-"""The offline answer on every surface: AppAnswer, POST /api/v1/qa (JSON and SSE), the rich CLI."""
+"""The offline answer on every surface: the Answer, POST /api/v1/qa (JSON and SSE), the rich CLI."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from zhiwen.api.app import create_app
 from zhiwen.appkit import AskRequest
 from zhiwen.appkit.console import console, print_app_answer
 from zhiwen.appkit.context import build_context
-from zhiwen.appkit.qa import generic_ask, generic_stream
+from zhiwen.appkit.qa import GENERIC_QA
 from zhiwen.config import Settings
 from zhiwen.documents import Document
 from zhiwen.kb import open_kb
@@ -40,13 +40,14 @@ def settings(zhiwen_home: Path) -> Iterator[Settings]:
 
 def test_app_answer_carries_answerable(settings: Settings) -> None:
     ctx = build_context(settings)
-    good = generic_ask(AskRequest(question="怎么导入文档？", kb="manual"), ctx)
-    assert good.data == {"route": "general", "answerable": True}
+    good = GENERIC_QA.ask(AskRequest(question="怎么导入文档？", kb="manual"), ctx)
+    assert (good.route, good.answerable, good.data) == ("general", True, {})
     assert good.answer.startswith("用 `zhiwen index` 命令把目录导入知识库：[1]\n\n```bash")
-    junk = generic_ask(AskRequest(question="紫色的大象会在月球上打篮球吗", kb="manual"), ctx)
-    assert junk.data["answerable"] is False and "可能相关" in junk.answer
-    events = list(generic_stream(AskRequest(question="默认端口是多少？", kb="manual"), ctx))
+    junk = GENERIC_QA.ask(AskRequest(question="紫色的大象会在月球上打篮球吗", kb="manual"), ctx)
+    assert junk.answerable is False and "可能相关" in junk.answer
+    events = list(GENERIC_QA.stream(AskRequest(question="默认端口是多少？", kb="manual"), ctx))
     assert events[-1].type == "done" and events[-1].data["answerable"] is True
+    assert events[-1].answer is not None and events[-1].answer.answerable is True
     assert "8000" in "".join(e.data["text"] for e in events if e.type == "delta")
 
 
@@ -56,8 +57,8 @@ def test_the_kb_floor_overrides_the_default(settings: Settings) -> None:
         json.loads((settings.kb_root / "manual" / "kb.json").read_text("utf-8"))["extra"]["relevance_floor"]
         == 1.0
     )
-    answer = generic_ask(AskRequest(question="怎么导入文档？", kb="manual"), build_context(settings))
-    assert answer.data["answerable"] is False
+    answer = GENERIC_QA.ask(AskRequest(question="怎么导入文档？", kb="manual"), build_context(settings))
+    assert answer.answerable is False
 
 
 def test_api_returns_markdown_and_answerable(settings: Settings) -> None:
@@ -77,13 +78,13 @@ def test_api_returns_markdown_and_answerable(settings: Settings) -> None:
 
 
 def test_cli_renders_markdown(settings: Settings) -> None:
-    answer = generic_ask(AskRequest(question="怎么导入文档？", kb="manual"), build_context(settings))
+    answer = GENERIC_QA.ask(AskRequest(question="怎么导入文档？", kb="manual"), build_context(settings))
     with console.capture() as captured:
         print_app_answer(answer)
     out = captured.get()
     assert "zhiwen index --kb manual ./docs" in out and "```" not in out  # the fence is rendered
     assert "相关段落" in out and "**" not in out and "回答方式" in out
-    junk = generic_ask(
+    junk = GENERIC_QA.ask(
         AskRequest(question="紫色的大象会在月球上打篮球吗", kb="manual"), build_context(settings)
     )
     with console.capture() as captured:

@@ -1,5 +1,5 @@
 """The one SSE helper: event framing, in-band errors that never break the stream, and the default
-``BaseApp.stream`` built from ``ask`` (sources → delta → done with ``done_payload``).
+``BaseApp.stream`` built from ``ask`` (sources → delta → done carrying the same Answer).
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sse_starlette import EventSourceResponse
 
-from zhiwen.answer.qa import Answer, Source
-from zhiwen.appkit import AppAnswer, AppContext, AppEvent, AskRequest, BaseApp, Citation, done_payload, to_sse
+from zhiwen.answer.events import collect_stream
+from zhiwen.appkit import Answer, AppContext, AppEvent, AskRequest, BaseApp, Citation, to_sse
 from zhiwen.appkit.events import SERVER_BUSY_MESSAGE, error_event, sse_stream
-from zhiwen.appkit.qa import app_answer, app_events, generic_ask
+from zhiwen.appkit.qa import GENERIC_QA
 from zhiwen.config import Settings
-from zhiwen.documents import Chunk, SearchHit
+from zhiwen.documents import Chunk, Document, ParentHit, SearchHit
 from zhiwen.errors import InvalidParameter, KnowledgeBaseNotFound, LLMTimeout, ZhiwenError
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 
@@ -160,11 +160,11 @@ class EchoApp(BaseApp):
     title = "回声"
     description = "原样回答"
 
-    def ask(self, request: AskRequest, ctx: AppContext) -> AppAnswer:
+    def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
         chunk = Chunk(
             id="doc1#0", doc_id="doc1", text="引用的原文" * 100, title="文档一", metadata={"page": 3}
         )
-        return AppAnswer(
+        return Answer(
             answer=f"你问：{request.question}",
             citations=[
                 Citation.from_hit(SearchHit(chunk=chunk, score=0.87654321, rerank_score=0.5), kb="demo")
@@ -172,7 +172,8 @@ class EchoApp(BaseApp):
             llm_used=False,
             extractive_reason="no_llm",
             params={"top_k": 5},
-            data={"route": "echo", "intent": "focused"},
+            route="echo",
+            data={"intent": "focused"},
         )
 
 
@@ -199,9 +200,10 @@ def test_default_stream_is_sources_delta_done(ctx: AppContext) -> None:
         len(citation["text"]) == 300 and citation["score"] == 0.876543 and citation["metadata"] == {"page": 3}
     )
     assert events[1].data == {"text": "你问：你好"}
+    assert events[2].answer == answer == collect_stream(iter(events))
     assert (
         events[2].data
-        == done_payload(answer)
+        == answer.done_fields()
         == {
             "llm_used": False,
             "extractive_reason": "no_llm",
@@ -216,7 +218,7 @@ def test_default_stream_is_sources_delta_done(ctx: AppContext) -> None:
 
 def test_default_stream_of_an_app_that_fails_ends_in_an_error_event(ctx: AppContext) -> None:
     class BrokenApp(EchoApp):
-        def ask(self, request: AskRequest, ctx: AppContext) -> AppAnswer:
+        def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
             raise InvalidParameter(message="问题不能为空")
 
     frames = collect(BrokenApp().stream(AskRequest(question=""), ctx))
@@ -230,17 +232,12 @@ def test_base_app_defaults() -> None:
     assert not app.serves("recipes") and repr(app) == "<app echo>"
 
 
-# -- generic QA in the app's shapes --------------------------------------------------------------
-def test_qa_events_become_app_events() -> None:
-    source = {"doc_id": "d1", "title": "快速开始", "score": 0.5, "metadata": {"section": "安装"}}
-    events = list(
-        app_events(
-            iter([("sources", [source]), ("delta", "先"), ("delta", "安装"), ("done", {"llm_used": True})]),
-            "demo",
-        )
-    )
-    assert [e.type for e in events] == ["sources", "delta", "delta", "done"]
-    assert events[0].data["sources"][0] == {
+# -- the typed events and the one citation --------------------------------------------------------
+def test_typed_events_carry_their_objects() -> None:
+    citation = Citation(kb="demo", id="d1", title="快速开始", score=0.5, metadata={"section": "安装"})
+    sources = AppEvent.sources([citation])
+    assert sources.citations == (citation,)
+    assert sources.data["sources"][0] == {
         "kb": "demo",
         "id": "d1",
         "title": "快速开始",
@@ -254,23 +251,27 @@ def test_qa_events_become_app_events() -> None:
         "section": "安装",
         "label": "《快速开始》",
     }
-    assert events[2].data == {"text": "安装"} and events[3].data == {"llm_used": True}
+    answer = Answer(answer="先安装。", citations=[citation], llm_used=True, route="general")
+    events = [sources, AppEvent.delta("先"), AppEvent.delta("安装。"), AppEvent.done(answer)]
+    assert [e.text for e in events] == ["", "先", "安装。", ""]
+    assert events[-1].data == {"llm_used": True, "extractive_reason": None, "params": {}, "route": "general"}
+    assert collect_stream(iter(events)) is answer
+    folded = collect_stream(iter(events[:-1]))  # a stream cut before done: its text and sources
+    assert folded.answer == "先安装。" and folded.citations == [citation]
 
 
-def test_app_answer_from_a_qa_answer() -> None:
-    answer = Answer(
-        answer="先安装。",
-        sources=[Source("d1", "快速开始", 0.4, {})],
-        llm_used=True,
-        route="general",
-        params={"top_k": 3},
-    )
-    out = app_answer(answer, "demo")
-    assert out.answer == "先安装。" and out.llm_used and out.data == {"route": "general"}
-    assert out.citations[0].kb == "demo" and out.params == {"top_k": 3}
+def test_a_document_citation_points_at_its_best_passage() -> None:
+    doc = Document(id="law", title="出境入境管理法", text="全文", metadata={"format": "pdf"})
+    weak = SearchHit(Chunk("law#1", "law", "弱", metadata={"page": 2}), score=0.1)
+    where = {"page": 12, "section": "第二章"}
+    best = SearchHit(Chunk("law#2", "law", "第十二条……", metadata=where), score=0.9)
+    citation = Citation.from_parent(ParentHit(doc, 0.87654321, [weak, best]), kb="laws")
+    assert (citation.kb, citation.id, citation.score) == ("laws", "law", 0.876543)
+    assert citation.text == "第十二条……"
+    assert (citation.page, citation.section, citation.label) == (12, "第二章", "《出境入境管理法》第12页")
 
 
-def test_generic_ask_needs_a_kb(ctx: AppContext) -> None:
+def test_generic_qa_needs_a_kb(ctx: AppContext) -> None:
     with pytest.raises(InvalidParameter) as info:
-        generic_ask(AskRequest(question="你好"), ctx)
+        GENERIC_QA.ask(AskRequest(question="你好"), ctx)
     assert info.value.code == 3003 and info.value.message == "请指定知识库（kb）"

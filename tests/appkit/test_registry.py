@@ -20,7 +20,8 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from zhiwen.api.app import create_app
-from zhiwen.appkit import AppAnswer, AppContext, AskRequest, BaseApp, KBSpec
+from zhiwen.appkit import Answer, AppContext, AskRequest, BaseApp, KBSpec
+from zhiwen.appkit import registry as registry_mod
 from zhiwen.appkit.app import Loader
 from zhiwen.appkit.registry import (
     AppLoadError,
@@ -30,7 +31,6 @@ from zhiwen.appkit.registry import (
     installed_specs,
     load_apps,
 )
-from zhiwen.appkit import registry as registry_mod
 from zhiwen.config import Settings
 
 TOY_MODULE = "zhiwen_test_toy_app"
@@ -46,8 +46,8 @@ class ToyApp(BaseApp):
     description = "测试用的应用"
     kbs = (KBSpec("toy_kb", "玩具知识库"), KBSpec("toy_extra", "附加库", required=False))
 
-    def ask(self, request: AskRequest, ctx: AppContext) -> AppAnswer:
-        return AppAnswer(answer="玩具回答")
+    def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
+        return Answer(answer="玩具回答")
 
     def router(self) -> APIRouter:
         router = APIRouter(tags=["toy"])

@@ -33,7 +33,7 @@ def test_ask_recipes_json(zw: Invoke, md_dir: Path) -> None:
     r = zw("ask", "--kb", "recipes", "--json", "--top-k", "2", "推荐几个简单的菜")
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
-    assert data["data"]["route"] == "list" and data["llm_used"] is False
+    assert data["route"] == "list" and data["llm_used"] is False
     assert 1 <= len(data["citations"]) <= 2
     assert all(s["metadata"]["difficulty"] <= 2 for s in data["citations"])
 
@@ -45,7 +45,7 @@ def test_ask_generic_kb(zw: Invoke, cli_home: Path) -> None:
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     assert (
-        data["data"]["route"] == "general"
+        data["route"] == "general"
         and data["citations"][0]["id"] == "serve"
         and "8000" in data["answer"]
     )

@@ -51,23 +51,18 @@ def test_session_id_names_the_conversation() -> None:
 
 
 def test_reconcile_drops_only_a_session_the_client_contradicts() -> None:
-    class App:
-        def __init__(self) -> None:
-            self.service = type("S", (), {"sessions": SessionStore()})()
-
-    app = App()
-    store = app.service.sessions
+    store = SessionStore()
     store.get("s").add_user("问题一")
     assert (
-        reconcile_session(app, "s", _conv(("user", "问题一"), ("assistant", "答"), ("user", "问题二")))
+        reconcile_session(store, "s", _conv(("user", "问题一"), ("assistant", "答"), ("user", "问题二")))
         is False
     )
     store.get("s").add_user("问题二")
     # regenerate: the client re-asks 问题二 with only 问题一 before it
     assert (
-        reconcile_session(app, "s", _conv(("user", "问题一"), ("assistant", "答"), ("user", "问题二")))
+        reconcile_session(store, "s", _conv(("user", "问题一"), ("assistant", "答"), ("user", "问题二")))
         is True
     )
     assert store.peek("s") is None
-    assert reconcile_session(app, "absent", _conv(("user", "x"))) is False
-    assert reconcile_session(object(), "s", _conv(("user", "x"))) is False  # apps without sessions
+    assert reconcile_session(store, "absent", _conv(("user", "x"))) is False
+    assert reconcile_session(None, "s", _conv(("user", "x"))) is False  # apps without sessions

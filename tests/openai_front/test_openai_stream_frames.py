@@ -10,15 +10,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zhiwen.api.openai.answer import estimate_tokens
+from zhiwen.answer.model import Answer
 from zhiwen.api.openai.stream import StreamState, completion_frames
 from zhiwen.appkit.app import Citation
 from zhiwen.appkit.events import AppEvent
+from zhiwen.apps.advisor.event_text import AdvisorEventText
 from zhiwen.errors import LLMTimeout
 
 texts = st.text(alphabet=st.characters(blacklist_characters="[]", blacklist_categories=("Cs",)), max_size=30)
 
 
-def _state(include_usage: bool) -> StreamState:
+def _state(include_usage: bool, **kwargs: Any) -> StreamState:
     return StreamState(
         completion_id="chatcmpl-x",
         created=1,
@@ -28,6 +30,7 @@ def _state(include_usage: bool) -> StreamState:
         prompt_texts=["问题"],
         app=None,
         kb="demo",
+        **kwargs,
     )
 
 
@@ -46,12 +49,11 @@ def _parse(frames: list[str]) -> tuple[list[dict[str, Any]], str]:
 def test_any_delta_sequence_makes_one_well_formed_message(
     deltas: list[str], cited: bool, include_usage: bool, llm: bool
 ) -> None:
-    sources = [Citation(kb="demo", id="d1", title="来源一", text="片段").model_dump()] if cited else []
-    events = [
-        AppEvent("sources", {"sources": sources}),
-        *(AppEvent("delta", {"text": d}) for d in deltas),
-        AppEvent("done", {"llm_used": llm, "extractive_reason": None if llm else "no_llm"}),
-    ]
+    sources = [Citation(kb="demo", id="d1", title="来源一", text="片段")] if cited else []
+    answer = Answer(
+        answer="".join(deltas), citations=sources, llm_used=llm, extractive_reason=None if llm else "no_llm"
+    )
+    events = [AppEvent.sources(sources), *(AppEvent.delta(d) for d in deltas), AppEvent.done(answer)]
     chunks, content = _parse(list(completion_frames(iter(events), _state(include_usage), None)))  # type: ignore[arg-type]
     body = "".join(deltas)
     assert content.startswith(body)
@@ -90,6 +92,12 @@ def test_advisor_events_become_sections() -> None:
         return AppEvent("discussion", data)
 
     hit = {"kb": "faq", "hits": [{"id": "f1", "title": "预算", "text": "…"}]}
+    closing = Answer(
+        answer="(the sections)",
+        citations=[Citation(kb="faq", id="f1", title="预算", text="…")],
+        extractive_reason="no_llm",
+        session_id="s",
+    )
     events = [
         said(1, "同意"),
         said(2, "补充"),
@@ -97,9 +105,10 @@ def test_advisor_events_become_sections() -> None:
         AppEvent("role_result", {"content": "月供8967元", "llm_used": False, "tool_calls": []}),
         AppEvent("role_start", {"role": "advisor", "name": "购房顾问", "icon": "🏠"}),
         AppEvent("role_result", {"content": "结论", "tool_calls": [{"name": "search_faq", "result": hit}]}),
-        AppEvent("done", {"session_id": "s"}),
+        AppEvent.done(closing, {"session_id": "s"}),
     ]
-    chunks, content = _parse(list(completion_frames(iter(events), _state(False), None)))  # type: ignore[arg-type]
+    state = _state(False, event_text=AdvisorEventText())
+    chunks, content = _parse(list(completion_frames(iter(events), state, None)))  # type: ignore[arg-type]
     assert content.startswith(
         "### 💬 专家讨论\n\n- **甲 → 乙**（第1轮）：同意\n- **甲 → 乙**（第2轮）：补充"
         "\n\n### 💰 财务顾问\n月供8967元\n\n### 🏠 购房顾问\n结论\n\n**来源**\n[1] 预算"

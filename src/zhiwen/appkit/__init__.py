@@ -1,22 +1,21 @@
 """What an app is built from: the app contract, its context, events, and the helpers apps share
 with the top layers (HTTP dependencies and envelope, console printing). It sits below the apps:
-apps and the API/CLI import it; it imports no app.
+apps and the API/CLI import it; it imports no app. The one answer and citation types come from
+the answer stage (:mod:`zhiwen.answer.model`).
 """
 
+from zhiwen.answer.model import Answer, Citation
 from zhiwen.appkit.app import (
-    AppAnswer,
     AppContext,
     AskRequest,
     BaseApp,
-    Citation,
     KBSpec,
     SetupReport,
-    done_payload,
 )
 from zhiwen.appkit.events import AppEvent, sse_stream, to_sse
 
 __all__ = [
-    "AppAnswer",
+    "Answer",
     "AppContext",
     "AppEvent",
     "AskRequest",
@@ -24,7 +23,6 @@ __all__ = [
     "Citation",
     "KBSpec",
     "SetupReport",
-    "done_payload",
     "sse_stream",
     "to_sse",
 ]

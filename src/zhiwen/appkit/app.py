@@ -11,7 +11,7 @@ name, when one is broken.
 
 Example (a minimal app)::
 
-    from zhiwen.appkit import AppAnswer, AppContext, AskRequest, BaseApp, KBSpec
+    from zhiwen.appkit import Answer, AppContext, AskRequest, BaseApp, Citation, KBSpec
 
     class GlossaryApp(BaseApp):
         name = "glossary"
@@ -19,12 +19,12 @@ Example (a minimal app)::
         description = "公司术语问答"
         kbs = (KBSpec("glossary", "术语表知识库"),)
 
-        def ask(self, request: AskRequest, ctx: AppContext) -> AppAnswer:
+        def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
             kb = ctx.open_kb(request.kb or "glossary")
             result = ctx.pipeline.search(kb, request.question, top_k=3)
-            return AppAnswer(answer=result.hits[0].chunk.text if result.hits else "未找到",
-                             citations=[Citation.from_hit(h, kb=kb.name) for h in result.hits],
-                             params=result.params)
+            return Answer(answer=result.hits[0].chunk.text if result.hits else "未找到",
+                          citations=[Citation.from_hit(h, kb=kb.name) for h in result.hits],
+                          params=result.params)
 
     app = GlossaryApp()   # pyproject: [project.entry-points."zhiwen.apps"] glossary = "pkg:app"
 """
@@ -34,13 +34,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field
 
-from zhiwen.appkit.events import AppEvent
+from zhiwen.answer.events import AppEvent, events_of
+from zhiwen.answer.model import Answer, Citation
 from zhiwen.config import Settings
-from zhiwen.documents import SearchHit
 
 if TYPE_CHECKING:
     import typer
@@ -63,82 +63,6 @@ class KBSpec:
     required: bool = True
 
 
-class Citation(BaseModel):
-    """One source an answer stands on, in the shape every app and route shares.
-
-    ``source``/``page``/``page_end``/``section`` come from the chunk's metadata (every document
-    loader sets them); ``label`` is the human form, e.g. ``《出境入境管理法》第12页``.
-    """
-
-    kb: str | None = Field(None, description="知识库")
-    id: str = Field(description="文档或片段 ID")
-    title: str = Field("", description="标题")
-    text: str = Field("", description="相关片段（截断）")
-    score: float | None = Field(None, description="检索得分")
-    rerank_score: float | None = Field(None, description="重排得分")
-    metadata: dict[str, Any] = Field(default_factory=dict, description="元数据")
-    source: str | None = Field(None, description="来源文件名")
-    page: int | None = Field(None, description="起始页码（PDF 页、PPT 幻灯片序号）")
-    page_end: int | None = Field(None, description="结束页码")
-    section: str | None = Field(None, description="章节路径，如「第三章 > 第一节」")
-    label: str = Field("", description="引用标注，如《出境入境管理法》第12页")
-
-    @model_validator(mode="after")
-    def _provenance(self) -> Citation:
-        """Fill the provenance fields from ``metadata`` when the caller did not set them."""
-        meta = self.metadata
-        if self.source is None and meta.get("source"):
-            self.source = str(meta["source"])
-        if self.page is None:
-            self.page = _as_int(meta.get("page"))
-        if self.page_end is None:
-            self.page_end = _as_int(meta.get("page_end"))
-        if self.section is None and meta.get("section"):
-            self.section = str(meta["section"])
-        if not self.label:
-            self.label = citation_label(
-                self.title or self.id, self.page, self.page_end, str(meta.get("format") or "")
-            )
-        return self
-
-    @classmethod
-    def from_hit(cls, hit: SearchHit, *, kb: str | None = None, max_chars: int = 300) -> Citation:
-        c = hit.chunk
-        return cls(
-            kb=kb,
-            id=c.id,
-            title=c.title or c.doc_id,
-            text=c.text[:max_chars],
-            score=round(float(hit.score), 6),
-            rerank_score=None if hit.rerank_score is None else round(float(hit.rerank_score), 6),
-            metadata=dict(c.metadata),
-        )
-
-
-def _as_int(value: Any) -> int | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def citation_label(title: str, page: int | None, page_end: int | None, fmt: str = "") -> str:
-    """``《出境入境管理法》第12页``, ``第12–13页`` across pages, ``第3张幻灯片`` for slides."""
-    name = title.strip().strip("《》") or "未命名文档"
-    label = f"《{name}》"
-    if page is None:
-        return label
-    if fmt == "pptx":
-        return label + f"第{page}张幻灯片"
-    if fmt == "xlsx":
-        return label + f"第{page}个工作表"
-    if page_end is not None and page_end != page:
-        return label + f"第{page}–{page_end}页"
-    return label + f"第{page}页"
-
-
 class AskRequest(BaseModel):
     """A question to an app, with the conversation so far (OpenAI message format)."""
 
@@ -148,17 +72,6 @@ class AskRequest(BaseModel):
     kb: str | None = None  # None: the app's own default KB
     top_k: int | None = None
     options: dict[str, Any] = Field(default_factory=dict)  # app-specific (mode, as_of, …)
-
-
-class AppAnswer(BaseModel):
-    """An app's answer: text, citations, how it was made, and the app's own payload."""
-
-    answer: str
-    citations: list[Citation] = Field(default_factory=list)
-    llm_used: bool = False
-    extractive_reason: str | None = None  # why no LLM wrote it: no_llm, timeout, no_results …
-    params: dict[str, Any] = Field(default_factory=dict)  # effective retrieval parameters
-    data: dict[str, Any] = Field(default_factory=dict)  # app-specific fields (route, intent …)
 
 
 class SetupReport(BaseModel):
@@ -184,18 +97,81 @@ class AppContext:
     open_kb: Callable[[str], KnowledgeBase]
     extras: dict[str, Any] = field(default_factory=dict)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # a context serves one request or command: each KB is opened once in it, however many
+        # steps (choosing the answerer, answering, numbering citations) ask for it
+        if name == "open_kb" and not isinstance(value, OpenedOnce):
+            value = OpenedOnce(value)
+        object.__setattr__(self, name, value)
+
+
+class OpenedOnce:
+    """``open_kb`` that opens each name once per context and then hands out the same handle."""
+
+    __slots__ = ("_open", "_opened")
+
+    def __init__(self, open_kb: Callable[[str], KnowledgeBase]) -> None:
+        self._open = open_kb
+        self._opened: dict[str, KnowledgeBase] = {}
+
+    def __call__(self, name: str) -> KnowledgeBase:
+        kb = self._opened.get(name)
+        if kb is None:
+            kb = self._opened[name] = self._open(name)
+        return kb
+
+
+class Conversation(Protocol):
+    """A stored conversation: what its user said, oldest first."""
+
+    def user_texts(self) -> list[str]: ...
+
+
+class ConversationStore(Protocol):
+    """Where an app keeps conversations by session id (the advisor's facts per chat)."""
+
+    def peek(self, session_id: str) -> Conversation | None: ...
+
+    def drop(self, session_id: str) -> None: ...
+
+
+EventText = Callable[[AppEvent], str]  # one stream event → the text it adds to the answer
+
+
+def delta_text(event: AppEvent) -> str:
+    """The default :meth:`BaseApp.event_text`: only ``delta`` events carry text."""
+    return event.text
+
 
 class BaseApp:
-    """Defaults for the optional parts of an app; subclass and set the class attributes."""
+    """Defaults for the optional parts of an app; subclass and set the class attributes.
+
+    The hooks the interfaces read are declared here, so no interface names an app:
+    ``options_model`` (the app's own request options, validated by the OpenAI front door),
+    ``sessions`` (a :class:`ConversationStore`, or None), ``event_text`` (how the app's own stream
+    events read as plain text) and ``render`` (its terminal view).
+    """
 
     name: ClassVar[str] = ""
     title: ClassVar[str] = ""  # Chinese display name
     description: ClassVar[str] = ""
     kbs: ClassVar[Sequence[KBSpec]] = ()
+    #: the app's options (``AskRequest.options``) with their schema; None: the app takes none
+    options_model: ClassVar[type[BaseModel] | None] = None
 
     @property
     def default_kb(self) -> str | None:
         return self.kbs[0].name if self.kbs else None
+
+    @property
+    def app_name(self) -> str | None:
+        """The name interfaces report as the answering app (None: generic QA)."""
+        return self.name
+
+    @property
+    def sessions(self) -> ConversationStore | None:
+        """The app's conversation store (None: it keeps no state between questions)."""
+        return None
 
     def formats(self) -> Mapping[str, Loader]:
         """Ingest formats this app adds to ``zhiwen index --format``."""
@@ -212,17 +188,20 @@ class BaseApp:
     def setup(self, data_dir: Path, ctx: AppContext, *, progress: bool = True) -> SetupReport:
         raise NotImplementedError(f"app {self.name} has no setup")
 
-    def ask(self, request: AskRequest, ctx: AppContext) -> AppAnswer:
+    def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
         raise NotImplementedError
 
     def stream(self, request: AskRequest, ctx: AppContext) -> Iterator[AppEvent]:
-        """Events of one answer: ``sources``, ``delta`` …, ``done``. Default: from :meth:`ask`."""
-        answer = self.ask(request, ctx)
-        yield AppEvent("sources", {"sources": [c.model_dump() for c in answer.citations]})
-        yield AppEvent("delta", {"text": answer.answer})
-        yield AppEvent("done", done_payload(answer))
+        """Events of one answer: ``sources``, ``delta`` …, ``done``. Default: from :meth:`ask`
+        (run when the stream is read, so its errors become the stream's in-band error)."""
+        yield from events_of(self.ask(request, ctx))
 
-    def render(self, answer: AppAnswer) -> bool:
+    def event_text(self) -> EventText:
+        """A fresh renderer of this app's stream events as text, for one answer (it may keep
+        state, e.g. a heading written once); the default reads ``delta`` events only."""
+        return delta_text
+
+    def render(self, answer: Answer) -> bool:
         """Print ``answer`` on the terminal in the app's own way; False: use the generic view."""
         return False
 
@@ -238,11 +217,4 @@ class BaseApp:
         return f"<app {self.name}>"
 
 
-def done_payload(answer: AppAnswer) -> dict[str, Any]:
-    """The ``done`` event's fields for an answer (everything except text and sources)."""
-    return {
-        "llm_used": answer.llm_used,
-        "extractive_reason": answer.extractive_reason,
-        "params": answer.params,
-        **answer.data,
-    }
+__all__ = ["Answer", "AppContext", "AppEvent", "AskRequest", "BaseApp", "Citation", "KBSpec", "SetupReport"]

@@ -32,7 +32,7 @@ from rich.markdown import Markdown
 from rich.markup import escape
 from rich.table import Table
 
-from zhiwen.appkit.app import AppAnswer
+from zhiwen.answer.model import Answer
 from zhiwen.config import read_setting
 from zhiwen.documents import Chunk, Document, ParentHit, SearchHit
 from zhiwen.errors import InvalidParameter, ZhiwenError
@@ -228,7 +228,7 @@ def require_question(text: str) -> str:
     return question
 
 
-def print_app_answer(answer: AppAnswer, *, json_output: bool = False) -> None:
+def print_app_answer(answer: Answer, *, json_output: bool = False) -> None:
     """The answer, how it was made, and a table of sources (or all of it as JSON)."""
     if json_output:
         print_json(answer.model_dump())
@@ -237,8 +237,8 @@ def print_app_answer(answer: AppAnswer, *, json_output: bool = False) -> None:
     console.print(Markdown(answer.answer, code_theme="ansi_dark", hyperlinks=False))
     console.print()
     how = "大模型生成" if answer.llm_used else f"摘录（{answer.extractive_reason or 'no_llm'}）"
-    route = answer.data.get("route")
-    verdict = "" if answer.data.get("answerable") is not False else " · [yellow]知识库中没有相关内容[/]"
+    route = answer.route
+    verdict = "" if answer.answerable is not False else " · [yellow]知识库中没有相关内容[/]"
     console.print(f"[dim]{f'路由：{route} · ' if route else ''}回答方式：{escape(how)}[/]{verdict}")
     if not answer.citations:
         return

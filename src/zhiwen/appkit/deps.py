@@ -42,6 +42,7 @@ from zhiwen.errors import KnowledgeBaseNotFound
 
 if TYPE_CHECKING:
     from zhiwen.appkit.app import AppContext
+    from zhiwen.appkit.registry import AppRegistry
     from zhiwen.config.runtime import DynamicSettingsService
     from zhiwen.kb import KnowledgeBase
     from zhiwen.retrieve.pipeline import RetrievalPipeline
@@ -130,6 +131,12 @@ def get_dynamic_settings_dep(request: Request) -> DynamicSettingsService:
 async def get_kb(kb: KBName, registry: KBRegistry = Depends(get_kb_registry)) -> KnowledgeBase:
     """Dependency for ``/…/{kb}/…`` paths or a ``?kb=`` query parameter: unknown → 404 / 3004."""
     return await registry.aget(kb)
+
+
+def get_apps(request: Request) -> AppRegistry:
+    """The server's apps (:class:`~zhiwen.appkit.registry.AppRegistry`), loaded at start."""
+    apps: AppRegistry = request.app.state.apps
+    return apps
 
 
 def get_pipeline(request: Request) -> RetrievalPipeline:

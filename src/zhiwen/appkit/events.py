@@ -1,6 +1,6 @@
-"""One typed event for every stream (QA answers, agent roles, chat front doors).
+"""Server-sent events of an answer stream (:class:`zhiwen.answer.events.AppEvent`).
 
-An :class:`AppEvent` is a type name plus a JSON object. :func:`to_sse` frames it for
+:func:`to_sse` frames an event for
 ``sse_starlette.EventSourceResponse``: the SSE ``event:`` field carries the type and the
 ``data:`` JSON carries it too (``{"type": "delta", "text": "…"}``), so clients that read event
 names and clients that only read ``data:`` lines (seed 003's chat) both work.
@@ -20,23 +20,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.concurrency import iterate_in_threadpool
 
+from zhiwen.answer.events import AppEvent
 from zhiwen.errors import ZhiwenError
 
+__all__ = ["SSE_RESPONSE", "AppEvent", "error_event", "sse_stream", "to_sse"]
+
 SERVER_BUSY_MESSAGE = "服务暂时不可用，请稍后重试"
-
-
-@dataclass(frozen=True, slots=True)
-class AppEvent:
-    type: str  # sources | delta | done | error | role_start | role_result | discussion …
-    data: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, **self.data}
 
 
 def to_sse(event: AppEvent) -> dict[str, str]:

@@ -1,14 +1,15 @@
-"""Grounded QA (:mod:`zhiwen.answer.qa`) in the app contract's shapes.
+"""Generic QA as an answerer: any KB that no app claims is answered by the engine's answer stage.
 
-Generic QA answers any KB that no app claims; apps built on the engine's QA use the
-same conversions, so every entry point returns one answer shape and one event stream.
-``data["answerable"]`` says whether the sources passed the KB's relevance floor (absent when the
-app's plan does not judge); the stream's ``done`` event carries the same flag.
+:class:`GenericQA` has the app contract's ``ask``/``stream``, so the interfaces treat it like an
+app: :meth:`zhiwen.appkit.registry.AppRegistry.answerer` hands it out for a KB without an app,
+and REST, the OpenAI front door and the CLI call it without choosing. ``answer.answerable``
+says whether the sources passed the KB's relevance floor; the stream's ``done`` event carries the
+same :class:`~zhiwen.answer.model.Answer`.
 
 Example::
 
-    >>> answer = generic_ask(AskRequest(question="怎么创建知识库？", kb="demo"), ctx)
-    >>> answer.data["route"], answer.citations[0].title, answer.llm_used, answer.data["answerable"]
+    >>> answer = GENERIC_QA.ask(AskRequest(question="怎么创建知识库？", kb="demo"), ctx)
+    >>> answer.route, answer.citations[0].title, answer.llm_used, answer.answerable
     ('general', '快速开始', False, True)
 """
 
@@ -16,51 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from zhiwen.answer.qa import Answer, QAEvent, Source, answer_question, stream_question
-from zhiwen.appkit.app import AppAnswer, AppContext, AskRequest, Citation
-from zhiwen.appkit.events import AppEvent
+from zhiwen.answer.events import AppEvent
+from zhiwen.answer.model import Answer
+from zhiwen.answer.qa import DEFAULT_TOP_K, answer_question, stream_question
+from zhiwen.appkit.app import AppContext, AskRequest, BaseApp
 from zhiwen.errors import InvalidParameter
-
-DEFAULT_TOP_K = 5
-
-
-def source_citation(source: Source, kb: str | None) -> Citation:
-    return Citation(
-        kb=kb,
-        id=source.doc_id,
-        title=source.title,
-        text=source.text,
-        score=round(source.score, 6),
-        metadata=source.metadata,
-    )
-
-
-def app_answer(answer: Answer, kb: str | None) -> AppAnswer:
-    data: dict[str, object] = {"route": answer.route}
-    if answer.answerable is not None:  # judged by the relevance floor (generic QA, plan_generic)
-        data["answerable"] = answer.answerable
-    return AppAnswer(
-        answer=answer.answer,
-        citations=[source_citation(s, kb) for s in answer.sources],
-        llm_used=answer.llm_used,
-        extractive_reason=answer.extractive_reason,
-        params=answer.params,
-        data=data,
-    )
-
-
-def app_events(events: Iterator[QAEvent], kb: str | None) -> Iterator[AppEvent]:
-    """QA stream tuples → :class:`AppEvent`: ``sources`` (citations), ``delta``, ``done``."""
-    for name, data in events:
-        if name == "sources":
-            sources = [
-                Source(d["doc_id"], d["title"], d["score"], d["metadata"], d.get("text", "")) for d in data
-            ]
-            yield AppEvent("sources", {"sources": [source_citation(s, kb).model_dump() for s in sources]})
-        elif name == "delta":
-            yield AppEvent("delta", {"text": data})
-        else:
-            yield AppEvent(name, dict(data))
 
 
 def _kb_name(request: AskRequest) -> str:
@@ -69,18 +30,27 @@ def _kb_name(request: AskRequest) -> str:
     return request.kb
 
 
-def generic_ask(request: AskRequest, ctx: AppContext) -> AppAnswer:
+class GenericQA(BaseApp):
     """Any KB: retrieve through the pipeline, then one LLM call or an extractive answer."""
-    kb = ctx.open_kb(_kb_name(request))
-    answer = answer_question(
-        kb, request.question, top_k=request.top_k or DEFAULT_TOP_K, llm=ctx.llm, pipeline=ctx.pipeline
-    )
-    return app_answer(answer, kb.name)
+
+    name = "qa"
+    title = "知识库问答"
+    description = "任意知识库的检索增强问答（带引用）"
+
+    @property
+    def app_name(self) -> str | None:
+        return None  # not an app: interfaces report no app
+
+    def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
+        kb = ctx.open_kb(_kb_name(request))
+        top_k = request.top_k or DEFAULT_TOP_K
+        return answer_question(kb, request.question, top_k=top_k, llm=ctx.llm, pipeline=ctx.pipeline)
+
+    def stream(self, request: AskRequest, ctx: AppContext) -> Iterator[AppEvent]:
+        kb = ctx.open_kb(_kb_name(request))
+        top_k = request.top_k or DEFAULT_TOP_K
+        return stream_question(kb, request.question, top_k=top_k, llm=ctx.llm, pipeline=ctx.pipeline)
 
 
-def generic_stream(request: AskRequest, ctx: AppContext) -> Iterator[AppEvent]:
-    kb = ctx.open_kb(_kb_name(request))
-    events = stream_question(
-        kb, request.question, top_k=request.top_k or DEFAULT_TOP_K, llm=ctx.llm, pipeline=ctx.pipeline
-    )
-    return app_events(events, kb.name)
+#: the one generic answerer (it holds no state)
+GENERIC_QA = GenericQA()

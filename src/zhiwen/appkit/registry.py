@@ -15,6 +15,8 @@ Example::
     >>> registry = load_apps()
     >>> sorted(registry)                       # ['listings', 'recipes', …]
     >>> registry.for_kb("recipes").title       # the app that answers a KB whose kb.json says app=recipes
+    >>> registry.answerer(None).name             # a KB no app claims: generic QA
+    'qa'
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 from zhiwen.appkit.app import BaseApp, Loader
+from zhiwen.appkit.qa import GENERIC_QA
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +87,13 @@ class AppRegistry(Mapping[str, BaseApp]):
         if not kb_app:
             return None
         return next((a for a in self._apps.values() if a.serves(kb_app)), None)
+
+    def answerer(self, kb_app: str | None) -> BaseApp:
+        """Who answers a KB whose ``kb.json`` names ``kb_app``: that app, else generic QA.
+
+        The one place that chooses: REST, the OpenAI front door and the CLI ask the answerer.
+        """
+        return self.for_kb(kb_app) or GENERIC_QA
 
     def formats(self) -> dict[str, tuple[BaseApp, Loader]]:
         """Ingest formats the apps add, ``name → (app, loader)``."""

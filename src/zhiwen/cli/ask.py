@@ -19,7 +19,6 @@ import typer
 from zhiwen.appkit import AskRequest
 from zhiwen.appkit.console import parse_options, print_app_answer, require_question, run_cli
 from zhiwen.appkit.context import build_context
-from zhiwen.appkit.qa import generic_ask
 from zhiwen.appkit.registry import load_apps
 from zhiwen.resilience.text import require_clean_text
 
@@ -41,9 +40,8 @@ def register(app: typer.Typer) -> None:
             question=require_question(question), kb=kb, top_k=top_k, options=parse_options(option)
         )
         ctx = build_context()
-        handle = ctx.open_kb(kb)
-        owner = load_apps().for_kb(handle.config.app)
-        answer = owner.ask(request, ctx) if owner is not None else generic_ask(request, ctx)
-        if owner is not None and not json_output and owner.render(answer):
+        answerer = load_apps().answerer(ctx.open_kb(kb).config.app)
+        answer = answerer.ask(request, ctx)
+        if not json_output and answerer.render(answer):
             return
         print_app_answer(answer, json_output=json_output)

@@ -11,7 +11,7 @@ from prometheus_client import REGISTRY
 
 from support.fake_openai import FakeOpenAI, Reply
 from zhiwen.answer.extractive import extractive_note
-from zhiwen.answer.qa import collect_stream
+from zhiwen.answer.events import collect_stream
 from zhiwen.apps.recipes import answer_recipe, stream_recipe
 from zhiwen.kb import KnowledgeBase
 from zhiwen.llm import OpenAIChatClient
@@ -55,7 +55,7 @@ def metric(name: str, **labels: str) -> float:
 def test_paraphrased_detail_in_top3(recipes_kb: KnowledgeBase, question: str, dish: str) -> None:
     ans = answer_recipe(recipes_kb, question, llm=None)
     assert ans.route == "detail"
-    names = [s.metadata.get("name") for s in ans.sources[:3]]
+    names = [s.metadata.get("name") for s in ans.citations[:3]]
     assert dish in names, names
     assert not ans.llm_used and ans.extractive_reason == "no_llm"
     assert ans.answer.startswith(extractive_note("no_llm"))
@@ -64,10 +64,10 @@ def test_paraphrased_detail_in_top3(recipes_kb: KnowledgeBase, question: str, di
 
 def test_detail_extractive_has_ingredients_and_steps(recipes_kb: KnowledgeBase) -> None:
     ans = answer_recipe(recipes_kb, "番茄炒蛋怎么做", llm=None)
-    assert ans.sources[0].metadata["name"] == "西红柿炒鸡蛋"
+    assert ans.citations[0].metadata["name"] == "西红柿炒鸡蛋"
     assert "【必备原料和工具】" in ans.answer and "【操作】" in ans.answer
     assert "鸡蛋液" in ans.answer  # from the steps, verbatim
-    assert len({s.doc_id for s in ans.sources}) == len(ans.sources)  # one recipe appears once
+    assert len({s.id for s in ans.citations}) == len(ans.citations)  # one recipe appears once
 
 
 @pytest.mark.parametrize(("question", "n", "category", "stars"), LISTS)
@@ -76,10 +76,10 @@ def test_constrained_lists(
 ) -> None:
     ans = answer_recipe(recipes_kb, question, llm=None)
     assert ans.route == "list"
-    assert len(ans.sources) == n
-    names = [s.metadata["name"] for s in ans.sources]
+    assert len(ans.citations) == n
+    names = [s.metadata["name"] for s in ans.citations]
     assert len(set(names)) == n
-    for s in ans.sources:
+    for s in ans.citations:
         if category:
             assert s.metadata["category"] == category, (question, s.metadata)
         assert stars[0] <= s.metadata["difficulty"] <= stars[1], (question, s.metadata)
@@ -89,7 +89,7 @@ def test_constrained_lists(
 
 def test_general_question_cites_passages(recipes_kb: KnowledgeBase) -> None:
     ans = answer_recipe(recipes_kb, "焯水有什么技巧", llm=None)
-    assert ans.route == "general" and ans.sources
+    assert ans.route == "general" and ans.citations
     assert re.search(r"\[\d\]", ans.answer) and not ans.llm_used  # the lead cites its source
 
 
@@ -101,7 +101,7 @@ def test_detail_costs_exactly_one_llm_call(
     ans = answer_recipe(recipes_kb, "番茄炒蛋怎么做", llm=llm)
     assert fake_llm.calls == 1
     assert ans.llm_used and ans.answer == "先把西红柿切块，再炒鸡蛋 [1]。" and ans.extractive_reason is None
-    assert ans.sources[0].metadata["name"] == "西红柿炒鸡蛋"
+    assert ans.citations[0].metadata["name"] == "西红柿炒鸡蛋"
     prompt = fake_llm.requests[0]["messages"]
     assert prompt[0]["role"] == "system"
     user = prompt[1]["content"]
@@ -159,7 +159,7 @@ def test_every_fault_ends_in_extractive_answer(
     assert elapsed < 1.0 + 5.0, elapsed  # the configured timeout bounds the whole call (not the 10 s fault)
     assert not ans.llm_used and ans.extractive_reason not in (None, "no_llm")
     assert ans.answer.startswith(extractive_note(ans.extractive_reason or ""))
-    assert "【操作】" in ans.answer and ans.sources[0].metadata["name"] == "西红柿炒鸡蛋"
+    assert "【操作】" in ans.answer and ans.citations[0].metadata["name"] == "西红柿炒鸡蛋"
     assert extractive_total() == before + 1
     assert any("extractively" in r.getMessage() for r in caplog.records)
 
@@ -179,9 +179,9 @@ def test_fault_metric_increments(
 def test_stream_with_llm(recipes_kb: KnowledgeBase, llm: OpenAIChatClient, fake_llm: FakeOpenAI) -> None:
     fake_llm.script(Reply("西红柿切块，鸡蛋打散 [1]。", chunk_chars=3))
     events = list(stream_recipe(recipes_kb, "番茄炒蛋怎么做", llm=llm))
-    kinds = [e for e, _ in events]
+    kinds = [e.type for e in events]
     assert kinds[0] == "sources" and kinds[-1] == "done" and kinds.count("delta") > 2
-    assert events[-1][1]["llm_used"] is True
+    assert events[-1].data["llm_used"] is True
     ans = collect_stream(iter(events))
     assert ans.answer == "西红柿切块，鸡蛋打散 [1]。" and fake_llm.calls == 1
 
@@ -199,9 +199,9 @@ def test_stream_faults_end_extractive(
 
 def test_stream_without_llm(recipes_kb: KnowledgeBase) -> None:
     events = list(stream_recipe(recipes_kb, "推荐几个简单的素菜", llm=None))
-    assert events[0][0] == "sources" and len(events[0][1]) == 5
-    name, done = events[-1]
+    assert events[0].type == "sources" and len(events[0].data["sources"]) == 5
+    name, done = events[-1].type, events[-1].data
     assert name == "done" and done["llm_used"] is False and done["route"] == "list"
     assert done["extractive_reason"] == "no_llm" and done["params"]["top_k"] >= 5
-    text = "".join(d for e, d in events if e == "delta")
+    text = "".join(e.text for e in events)
     assert text.startswith(extractive_note("no_llm"))

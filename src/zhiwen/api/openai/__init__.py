@@ -18,7 +18,7 @@ Example::
     from openai import OpenAI
 
     client = OpenAI(base_url="http://127.0.0.1:8000/v1", api_key="none")
-    [m.id for m in client.models.list()]                      # ['advisor', 'listings', …, 'demo']
+    [m.id for m in client.models.list()]                      # every app, then every KB: […, 'demo']
     reply = client.chat.completions.create(
         model="demo", messages=[{"role": "user", "content": "怎么创建知识库？"}]
     )

@@ -1,8 +1,8 @@
 """An app's answer in OpenAI's shape: text with ``[n]`` markers, citations, usage, provenance.
 
 * **Citations** are the app's citations in order; ``[n]`` in the text is ``citations[n-1]``
-  (the engine's answers already cite that way). An answer that has sources but no marker (the
-  advisor's role sections, the listings summary) gets a ``来源`` footer listing them as
+  (the engine's answers already cite that way). An answer that has sources but no marker (an
+  app's own sections or summary) gets a ``来源`` footer listing them as
   ``[1] 标题``, so the markers are in the text for clients that show only text. Citations without
   a snippet (generic QA cites whole documents) get the document's opening text.
 * **Offline** answers say so: ``zhiwen.llm_used: false`` with the reason, and a visible note
@@ -24,10 +24,10 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
 
+from zhiwen.answer.model import Answer, Citation
 from zhiwen.api.openai.schemas import CitationOut, Usage, ZhiwenInfo
-from zhiwen.appkit.app import AppContext, Citation
+from zhiwen.appkit.app import AppContext
 
 log = logging.getLogger(__name__)
 
@@ -67,12 +67,11 @@ def offline_note(text: str, llm_used: bool, reason: str | None) -> str:
     return "\n\n" + OFFLINE_NOTE
 
 
-def _snippet(citation: Citation, ctx: AppContext, opened: dict[str, Any]) -> str:
+def _snippet(citation: Citation, ctx: AppContext) -> str:
     if citation.text or not citation.kb:
         return citation.text
     try:
-        kb = opened.get(citation.kb) or opened.setdefault(citation.kb, ctx.open_kb(citation.kb))
-        docs = kb.get_parents([citation.id])
+        docs = ctx.open_kb(citation.kb).get_parents([citation.id])
     except Exception as exc:  # a snippet is a nicety: never fail the answer for it
         log.debug("no snippet for %s/%s: %s", citation.kb, citation.id, exc)
         return ""
@@ -83,20 +82,18 @@ def _snippet(citation: Citation, ctx: AppContext, opened: dict[str, Any]) -> str
 
 
 def number_citations(citations: Sequence[Citation], ctx: AppContext) -> list[CitationOut]:
-    opened: dict[str, Any] = {}
     return [
         CitationOut(
             index=i,
             id=c.id,
             title=c.title,
-            snippet=_snippet(c, ctx, opened),
+            snippet=_snippet(c, ctx),
             kb=c.kb,
             score=c.score,
-            # provenance, where the citation model carries it (page-aware loaders)
-            label=getattr(c, "label", None) or None,
-            source=getattr(c, "source", None),
-            page=getattr(c, "page", None),
-            section=getattr(c, "section", None),
+            label=c.label or None,
+            source=c.source,
+            page=c.page,
+            section=c.section,
             metadata=c.metadata,
         )
         for i, c in enumerate(citations, 1)
@@ -111,22 +108,14 @@ def closing_text(text: str, citations: Sequence[CitationOut], *, llm_used: bool,
     return tail + offline_note(text + tail, llm_used, reason)
 
 
-def zhiwen_info(
-    *,
-    app: str | None,
-    kb: str | None,
-    llm_used: bool,
-    reason: str | None,
-    data: dict[str, Any],
-    params: dict[str, Any] | None = None,
-) -> ZhiwenInfo:
-    route, session = data.get("route"), data.get("session_id")
+def zhiwen_info(answer: Answer, *, app: str | None, kb: str | None) -> ZhiwenInfo:
+    """How ``answer`` was made, for the ``zhiwen`` extension."""
     return ZhiwenInfo(
         app=app,
         kb=kb,
-        llm_used=llm_used,
-        extractive_reason=None if llm_used else (reason or "no_llm"),
-        session_id=session if isinstance(session, str) else None,  # apps with sessions report one
-        route=route if isinstance(route, str) else None,
-        params=dict(params or {}),
+        llm_used=answer.llm_used,
+        extractive_reason=None if answer.llm_used else (answer.extractive_reason or "no_llm"),
+        session_id=answer.session_id,
+        route=answer.route,
+        params=dict(answer.params),
     )

@@ -3,7 +3,7 @@
 No keys configured: every request is served (a local, offline server). With keys
 (``ZHIWEN_API__KEYS='["sk-team-a","sk-team-b"]'``) a request needs ``Authorization: Bearer <key>``
 with one of them, else 401 ``invalid_api_key``. Keys are compared in constant time. The caller's
-key also names the caller in the advisor's session ids (:func:`caller_fingerprint`), so two
+key also names the caller in the derived session ids (:func:`caller_fingerprint`), so two
 teams asking the same first question never share a conversation.
 
 Example::

@@ -1,6 +1,6 @@
 """The models zhiwen offers: one per app and one per knowledge base, and what answers each.
 
-* An **app** model (``policy``, ``advisor``, ``listings``, ``recipes`` …) is answered by the app
+* An **app** model (one per installed app, by its name) is answered by the app
   over its own KBs. It is listed even before its KBs are built (``metadata.ready: false``); asking
   it then gives 404 ``model_not_ready`` naming the setup command.
 * A **KB** model (``id`` = KB name) is answered like ``POST /api/v1/qa``: by the app named in
@@ -12,8 +12,8 @@ Listing reads each ``kb.json`` only (no KB is opened, no index loaded).
 Example::
 
     >>> cards = list_models(apps, kbs)
-    >>> [(c.id, c.metadata.kind) for c in cards][:2]
-    [('advisor', 'app'), ('listings', 'app')]
+    >>> [c.metadata.kind for c in cards][0], [c.metadata.kind for c in cards][-1]
+    ('app', 'kb')
     >>> resolve_model("demo", apps, kbs).kind
     'kb'
 """
@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from zhiwen.api.openai.errors import ModelNotFound, ModelNotReady
 from zhiwen.api.openai.schemas import ModelCard, ModelMetadata
@@ -39,11 +40,12 @@ _STARTED = int(time.time())
 
 @dataclass(frozen=True, slots=True)
 class ModelTarget:
-    """What answers a model: ``app`` (None: generic QA) over ``kb`` (None: the app's own KBs)."""
+    """What answers a model: ``answerer`` (an app or generic QA) over ``kb`` (None: the app's
+    own KBs)."""
 
     id: str
     kind: str  # "app" | "kb"
-    app: BaseApp | None
+    answerer: BaseApp
     kb: str | None
 
 
@@ -77,6 +79,11 @@ def setup_hint(app: BaseApp, missing: list[str]) -> str:
     )
 
 
+def options_schema(app: BaseApp) -> dict[str, Any] | None:
+    """The JSON Schema of the options ``app`` accepts (None: it takes none)."""
+    return app.options_model.model_json_schema() if app.options_model is not None else None
+
+
 def _app_card(app: BaseApp, names: set[str]) -> ModelCard:
     missing = missing_kbs(app, names)
     description = app.description or app.title
@@ -94,33 +101,35 @@ def _app_card(app: BaseApp, names: set[str]) -> ModelCard:
             app=app.name,
             kbs=[spec.name for spec in app.kbs],
             ready=not missing,
+            options=options_schema(app),
         ),
     )
 
 
 def _kb_card(kbs: KBRegistry, name: str, apps: AppRegistry) -> ModelCard:
     config = _kb_config(kbs, name)
-    owner = apps.for_kb(config.app if config else None)
+    answerer = apps.answerer(config.app if config else None)
     described = config.extra.get("description") if config else None
     if isinstance(described, str) and described.strip():
         description = described.strip()
-    elif owner is not None:
-        description = f"知识库「{name}」，由应用「{owner.title or owner.name}」回答"
+    elif answerer.app_name is not None:
+        description = f"知识库「{name}」，由应用「{answerer.title or answerer.name}」回答"
     else:
         description = f"知识库「{name}」的通用问答（检索增强，带引用）"
     return ModelCard(
         id=name,
         name=name,
         created=_kb_created(kbs, name),
-        owned_by=owner.name if owner is not None else OWNER,
+        owned_by=answerer.app_name or OWNER,
         metadata=ModelMetadata(
             kind="kb",
             title=name,
             description=description,
-            app=owner.name if owner is not None else None,
+            app=answerer.app_name,
             kbs=[name],
             ready=config is not None,
             embedder=config.embedder if config else None,
+            options=options_schema(answerer),
         ),
     )
 
@@ -152,8 +161,9 @@ def resolve_model(model: str, apps: AppRegistry, kbs: KBRegistry) -> ModelTarget
             raise ModelNotReady(
                 f"app {model!r} lacks KBs {missing}", message=setup_hint(app, missing), param="model"
             )
-        return ModelTarget(id=model, kind="app", app=app, kb=None)
+        return ModelTarget(id=model, kind="app", answerer=app, kb=None)
     if model in names:
         config = _kb_config(kbs, model)
-        return ModelTarget(id=model, kind="kb", app=apps.for_kb(config.app if config else None), kb=model)
+        answerer = apps.answerer(config.app if config else None)
+        return ModelTarget(id=model, kind="kb", answerer=answerer, kb=model)
     raise ModelNotFound(model)

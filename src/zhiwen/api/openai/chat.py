@@ -13,7 +13,7 @@ Example::
 
     client = OpenAI(base_url="http://127.0.0.1:8000/v1", api_key="none")
     reply = client.chat.completions.create(
-        model="recipes", messages=[{"role": "user", "content": "番茄炒蛋怎么做"}]
+        model="demo", messages=[{"role": "user", "content": "怎么创建知识库？"}]
     )
     reply.choices[0].message.content, reply.model_extra["citations"][0]["title"]
 """
@@ -22,15 +22,17 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
 from itertools import chain
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.concurrency import iterate_in_threadpool
 from starlette.responses import StreamingResponse
 
 from zhiwen import __version__
+from zhiwen.answer.model import Answer
 from zhiwen.api.openai.answer import closing_text, number_citations, usage, zhiwen_info
 from zhiwen.api.openai.auth import caller_fingerprint
 from zhiwen.api.openai.catalog import ModelTarget, resolve_model
@@ -43,10 +45,8 @@ from zhiwen.api.openai.conversation import (
 from zhiwen.api.openai.errors import OPENAI_ERROR_RESPONSES, guarded
 from zhiwen.api.openai.schemas import AssistantMessage, ChatCompletion, ChatCompletionRequest, Choice
 from zhiwen.api.openai.stream import StreamState, completion_frames
-from zhiwen.appkit.app import AppAnswer, AppContext, AskRequest
-from zhiwen.appkit.deps import get_app_context, get_kb_registry, get_settings_dep
-from zhiwen.appkit.events import AppEvent
-from zhiwen.appkit.qa import generic_ask, generic_stream
+from zhiwen.appkit.app import AppContext, AskRequest
+from zhiwen.appkit.deps import get_app_context, get_apps, get_kb_registry, get_settings_dep
 from zhiwen.appkit.registry import AppRegistry
 from zhiwen.llm.overrides import with_overrides
 
@@ -78,11 +78,6 @@ _STREAM_DOC: dict[int | str, dict[str, Any]] = {
 }
 
 
-def get_apps(request: Request) -> AppRegistry:
-    apps: AppRegistry = request.app.state.apps
-    return apps
-
-
 def session_id_for(body: ChatCompletionRequest, request: Request, conversation: Conversation) -> str:
     explicit = body.session_id or request.headers.get("x-session-id", "").strip()[:128]
     if explicit:
@@ -92,35 +87,39 @@ def session_id_for(body: ChatCompletionRequest, request: Request, conversation: 
     )
 
 
-AskFunction = Callable[[AskRequest, AppContext], AppAnswer]
-StreamFunction = Callable[[AskRequest, AppContext], Iterator[AppEvent]]
+class NoOptions(BaseModel):
+    """What an answerer without options accepts: nothing."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
-def answer_functions(target: ModelTarget) -> tuple[AskFunction, StreamFunction]:
-    if target.app is None:
-        return generic_ask, generic_stream
-    return target.app.ask, target.app.stream
+def app_options(target: ModelTarget, options: dict[str, Any] | None) -> dict[str, Any]:
+    """``options`` checked against the answering app's declared ``options_model``.
+
+    A bad option is a request error like any other field's (400, ``param`` = ``options.<name>``).
+    """
+    if not options:
+        return {}
+    model = target.answerer.options_model or NoOptions
+    try:
+        return model.model_validate(options).model_dump(exclude_none=True)
+    except ValidationError as exc:
+        errors = [{**e, "loc": ("body", "options", *e["loc"])} for e in exc.errors()]
+        raise RequestValidationError(errors) from exc
 
 
 def _completion(
     body: ChatCompletionRequest,
     target: ModelTarget,
     conversation: Conversation,
-    answer: AppAnswer,
+    answer: Answer,
     ctx: AppContext,
 ) -> ChatCompletion:
     cited = number_citations(answer.citations, ctx)
     text = answer.answer + closing_text(
         answer.answer, cited, llm_used=answer.llm_used, reason=answer.extractive_reason
     )
-    info = zhiwen_info(
-        app=target.app.name if target.app else None,
-        kb=target.kb,
-        llm_used=answer.llm_used,
-        reason=answer.extractive_reason,
-        data=answer.data,
-        params=answer.params,
-    )
+    info = zhiwen_info(answer, app=target.answerer.app_name, kb=target.kb)
     return ChatCompletion(
         id=f"chatcmpl-{uuid.uuid4().hex}",
         created=int(time.time()),
@@ -161,16 +160,15 @@ async def chat_completions(
         session_id=session_id,
         kb=target.kb,
         top_k=body.top_k,
-        options=body.options.model_dump(exclude_none=True) if body.options else {},
+        options=app_options(target, body.options),
     )
-    if target.app is not None:
-        await guarded(reconcile_session, target.app, session_id, conversation)
-    ask, stream = answer_functions(target)
+    answerer = target.answerer
+    await guarded(reconcile_session, answerer.sessions, session_id, conversation)
     if not body.stream:
-        answer = await guarded(ask, ask_request, ctx)
+        answer = await guarded(answerer.ask, ask_request, ctx)
         return await guarded(_completion, body, target, conversation, answer, ctx)
 
-    events = iter(await guarded(stream, ask_request, ctx))
+    events = iter(await guarded(answerer.stream, ask_request, ctx))
     first = await guarded(next, events, _END)  # errors so far are real HTTP errors
     state = StreamState(
         completion_id=f"chatcmpl-{uuid.uuid4().hex}",
@@ -179,8 +177,9 @@ async def chat_completions(
         fingerprint=FINGERPRINT,
         include_usage=bool(body.stream_options and body.stream_options.include_usage),
         prompt_texts=conversation.texts(),
-        app=target.app.name if target.app else None,
+        app=answerer.app_name,
         kb=target.kb,
+        event_text=answerer.event_text(),
     )
     everything = events if first is _END else chain([first], events)
     frames = completion_frames(everything, state, ctx)

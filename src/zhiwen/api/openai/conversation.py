@@ -3,23 +3,24 @@
 * **Question**: the last message, which must be the user's (text parts joined; images ignored).
 * **History**: every earlier message (system and developer prompts included) as
   ``{"role", "content"}`` with text content; apps that hold a conversation read it.
-* **Session id** (the advisor keeps facts per session): an explicit ``session_id`` (body
+* **Session id** (apps that keep a conversation, e.g. facts per chat): an explicit ``session_id`` (body
   extension) or ``X-Session-Id`` header wins. Otherwise it is derived from what names a
   conversation in a stateless client: the caller (a fingerprint of the API key and the
   ``user`` field), the model, the system prompt and the FIRST user message —
   ``oai-`` + 24 hex characters of their SHA-256. Every turn of one chat gets the same id.
-* **Reconciling** (:func:`reconcile_session`): clients own the history, so a regenerated answer,
+* **Reconciling** (:func:`reconcile_session`, over the app's declared ``sessions`` store):
+  clients own the history, so a regenerated answer,
   an edited message or a new chat that opens with the same question must not inherit stale
   facts. When the app's stored session disagrees with the client's earlier user messages, the
   session is dropped and the app re-seeds it from the client's history.
 
 Example::
 
-    >>> conv = parse_messages([ChatMessage(role="system", content="你是购房顾问"),
+    >>> conv = parse_messages([ChatMessage(role="system", content="你是助手"),
     ...                        ChatMessage(role="user", content="总价300万，月供多少？")], 2000)
     >>> conv.question, conv.history
-    ('总价300万，月供多少？', [{'role': 'system', 'content': '你是购房顾问'}])
-    >>> derive_session_id(conv, model="advisor", caller="", user=None)[:4]
+    ('总价300万，月供多少？', [{'role': 'system', 'content': '你是助手'}])
+    >>> derive_session_id(conv, model="demo", caller="", user=None)[:4]
     'oai-'
 """
 
@@ -33,6 +34,7 @@ from typing import Any
 
 from zhiwen.api.openai.errors import OpenAIError
 from zhiwen.api.openai.schemas import ChatMessage
+from zhiwen.appkit.app import ConversationStore
 
 
 @dataclass(slots=True)
@@ -79,14 +81,13 @@ def derive_session_id(conversation: Conversation, *, model: str, caller: str, us
     return "oai-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
 
 
-def reconcile_session(app: Any, session_id: str, conversation: Conversation) -> bool:
-    """Drop ``app``'s stored session when it disagrees with the client's history; True if dropped.
+def reconcile_session(store: ConversationStore | None, session_id: str, conversation: Conversation) -> bool:
+    """Drop the stored session when it disagrees with the client's history; True if dropped.
 
-    Duck-typed on ``app.service.sessions`` (``peek`` / ``drop``, sessions with
-    ``user_texts()``): apps without conversation state are left alone.
+    ``store`` is the answering app's declared :attr:`~zhiwen.appkit.app.BaseApp.sessions`
+    (None: the app keeps no conversation state, nothing to reconcile).
     """
-    store = getattr(getattr(app, "service", None), "sessions", None)
-    if store is None or not hasattr(store, "peek") or not hasattr(store, "drop"):
+    if store is None:
         return False
     session = store.peek(session_id)
     if session is None:

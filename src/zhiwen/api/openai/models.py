@@ -2,8 +2,8 @@
 
 Example::
 
-    >>> [m.id for m in client.models.list()]
-    ['advisor', 'listings', 'policy', 'recipes', 'demo']
+    >>> [m.id for m in client.models.list()][-1]                # the apps by name, then the KBs
+    'demo'
     >>> client.models.retrieve("demo").model_extra["metadata"]["kind"]
     'kb'
 """

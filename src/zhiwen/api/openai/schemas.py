@@ -2,8 +2,9 @@
 
 Requests accept unknown fields (clients send ``top_p``, ``presence_penalty``, ``tools`` …) and
 ignore them; what zhiwen uses is validated. Extensions ride in the same body (the ``openai``
-SDK's ``extra_body``): ``session_id``, ``top_k`` and ``options`` (app options such as the
-advisor's ``{"mode": "discussion"}``) for chat, ``input_type`` for embeddings. Responses are the
+SDK's ``extra_body``): ``session_id``, ``top_k`` and ``options`` (the answering app's own options,
+validated against its ``options_model`` and listed per model in ``/v1/models``) for chat,
+``input_type`` for embeddings. Responses are the
 standard shapes plus two fields clients ignore safely: ``citations`` (the sources behind the
 ``[n]`` markers) and ``zhiwen`` (which app answered, whether an LLM wrote it).
 
@@ -55,17 +56,6 @@ class StreamOptions(BaseModel):
     include_usage: StrictBool = Field(False, description="最后追加一个 choices 为空、带 usage 的块")
 
 
-class AppOptions(BaseModel):
-    """The apps' own options a chat client may set (extension); others are refused."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    mode: Literal["standard", "discussion"] | None = Field(None, description="购房顾问：discussion 深度分析")
-    as_of: str | None = Field(None, max_length=32, description="政策问答：按此日期（ISO）判断政策是否有效")
-    top_n: StrictInt | None = Field(None, ge=1, le=50, description="政策问答：来源数量")
-    max_results: StrictInt | None = Field(None, ge=1, le=50, description="房源搜索：返回几套房源")
-
-
 class ChatCompletionRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -88,10 +78,16 @@ class ChatCompletionRequest(BaseModel):
     user: str | None = Field(None, max_length=256, description="终端用户标识（参与会话 ID 推导）")
     # zhiwen extensions (extra_body)
     session_id: str | None = Field(
-        None, max_length=128, description="扩展：显式会话 ID（购房顾问），缺省时按对话推导"
+        None, max_length=128, description="扩展：显式会话 ID（保存对话状态的应用使用），缺省时按对话推导"
     )
     top_k: StrictInt | None = Field(None, ge=1, le=50, description="扩展：来源数量")
-    options: AppOptions | None = Field(None, description='扩展：应用选项，如 {"mode": "discussion"}')
+    options: dict[str, Any] | None = Field(
+        None,
+        description=(
+            "扩展：回答该模型的应用的选项；"
+            "每个模型可用的选项见 GET /v1/models 的 metadata.options（JSON Schema），其他选项会被拒绝"
+        ),
+    )
 
 
 # -- chat completions: response ---------------------------------------------------------------
@@ -163,6 +159,9 @@ class ModelMetadata(BaseModel):
     kbs: list[str] = Field(default_factory=list, description="用到的知识库")
     ready: bool = Field(description="知识库是否已构建")
     embedder: str | None = Field(None, description="知识库的向量模型（可用于 /v1/embeddings）")
+    options: dict[str, Any] | None = Field(
+        None, description="该模型接受的应用选项（chat 请求的 options 扩展）的 JSON Schema；null：不接受选项"
+    )
 
 
 class ModelCard(BaseModel):

@@ -1,15 +1,14 @@
-"""An app's event stream as OpenAI ``chat.completion.chunk`` server-sent events.
+"""An answer's event stream as OpenAI ``chat.completion.chunk`` server-sent events.
 
-Every app's events become content deltas of ONE assistant message:
+Every answerer's events become content deltas of ONE assistant message. What an event adds to
+the text is the answerer's own hook (:meth:`zhiwen.appkit.app.BaseApp.event_text`: ``delta``
+events by default; an app renders its own events, e.g. role headings); the closing ``done``
+event carries the :class:`~zhiwen.answer.model.Answer` — the same object the non-streamed call
+returns — from which the citations, the closing text and the ``zhiwen`` extension are built.
 
-| app event | chunk |
-|-----------|-------|
-| ``sources`` | (kept: they become ``citations`` on the final chunk) |
-| ``meta`` (policy) | (not shown: the intent and rewrite are the app's own detail) |
-| ``delta`` ``{text}`` | ``delta.content`` = text |
-| ``role_start`` (advisor) | ``delta.content`` = ``### 💰 财务顾问`` heading |
-| ``role_result`` (advisor) | ``delta.content`` = the role's message (its tool hits become citations) |
-| ``discussion`` (advisor) | ``delta.content`` = ``- **甲 → 乙**（第1轮）：…`` under ``### 💬 专家讨论`` |
+| event | chunk |
+|-------|-------|
+| any event the answerer renders as text | ``delta.content`` = that text |
 | ``done`` | the closing text (sources footer / offline note), then the final chunk |
 | ``error`` / an exception | ``data: {"error": {…}}`` (the SDKs raise it) |
 
@@ -33,10 +32,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from zhiwen.answer.events import AppEvent
+from zhiwen.answer.model import Answer
 from zhiwen.api.openai.answer import closing_text, number_citations, usage, zhiwen_info
 from zhiwen.api.openai.errors import SERVER_ERROR, describe_zhiwen_error, error_body
-from zhiwen.appkit.app import AppContext, Citation
-from zhiwen.appkit.events import SERVER_BUSY_MESSAGE, AppEvent
+from zhiwen.appkit.app import AppContext, EventText, delta_text
+from zhiwen.appkit.events import SERVER_BUSY_MESSAGE
 from zhiwen.errors import ZhiwenError
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ DONE_FRAME = "data: [DONE]\n\n"
 
 @dataclass(slots=True)
 class StreamState:
-    """One streamed completion: its identity and what the events told so far."""
+    """One streamed completion: its identity, its text so far and the answer it closed with."""
 
     completion_id: str
     created: int
@@ -56,13 +57,9 @@ class StreamState:
     prompt_texts: list[str]
     app: str | None
     kb: str | None
+    event_text: EventText = delta_text
     text: list[str] = field(default_factory=list)
-    citations: list[Citation] = field(default_factory=list)
-    tool_citations: list[Citation] = field(default_factory=list)
-    role_llm: list[bool] = field(default_factory=list)
-    role_reasons: list[str] = field(default_factory=list)
-    discussing: bool = False
-    done: dict[str, Any] = field(default_factory=dict)
+    answer: Answer | None = None
 
     def frame(self, payload: dict[str, Any]) -> str:
         return f"data: {json.dumps(payload, ensure_ascii=False, default=str)}\n\n"
@@ -87,93 +84,22 @@ class StreamState:
         self.text.append(text)
         return self.chunk({"content": text})
 
-    def separated(self, text: str) -> str:
-        return ("\n\n" + text) if self.text else text
-
-
-def _citations_from_tool_calls(calls: Any) -> list[Citation]:
-    """Search hits inside tool results (``{"result": {"kb", "hits": [{id, title, text, score}]}}``)."""
-    out: list[Citation] = []
-    for call in calls if isinstance(calls, list) else []:
-        result = call.get("result") if isinstance(call, dict) else None
-        if not isinstance(result, dict) or not isinstance(result.get("hits"), list):
-            continue
-        for hit in result["hits"]:
-            if isinstance(hit, dict) and hit.get("id"):
-                out.append(
-                    Citation(
-                        kb=result.get("kb"),
-                        id=str(hit["id"]),
-                        title=str(hit.get("title") or hit["id"]),
-                        text=str(hit.get("text") or "")[:300],
-                        score=hit.get("score") if isinstance(hit.get("score"), int | float) else None,
-                    )
-                )
-    return out
-
-
-def _event_text(state: StreamState, event: AppEvent) -> str:
-    """The content an event adds (and what it tells the state)."""
-    data = event.data
-    if event.type == "delta":
-        return str(data.get("text") or "")
-    if event.type == "sources":
-        state.citations = [Citation.model_validate(s) for s in data.get("sources") or []]
-    elif event.type == "role_start":
-        state.discussing = False
-        heading = " ".join(str(x) for x in (data.get("icon"), data.get("name") or data.get("role")) if x)
-        return state.separated(f"### {heading}\n")
-    elif event.type == "role_result":
-        state.tool_citations += _citations_from_tool_calls(data.get("tool_calls"))
-        state.role_llm.append(bool(data.get("llm_used")))
-        if data.get("fallback_reason"):
-            state.role_reasons.append(str(data["fallback_reason"]))
-        return str(data.get("content") or "")
-    elif event.type == "discussion":
-        state.tool_citations += _citations_from_tool_calls(data.get("tool_calls"))
-        state.role_llm.append(bool(data.get("llm_used")))
-        # one bullet list under one heading, as the non-streamed answer writes it
-        head = "\n" if state.discussing else state.separated("### 💬 专家讨论\n\n")
-        state.discussing = True
-        who = f"**{data.get('from_name')} → {data.get('to_name')}**"
-        return head + f"- {who}（第{data.get('round')}轮）：{data.get('content')}"
-    elif event.type == "done":
-        state.done.update(data)
-    return ""
-
-
-def _unique(citations: list[Citation]) -> list[Citation]:
-    seen: set[str] = set()
-    out = []
-    for c in citations:
-        if c.id not in seen:
-            seen.add(c.id)
-            out.append(c)
-    return out
+    def read(self, event: AppEvent) -> str | None:
+        """The content frame an event adds (None: it adds no text); keeps the closing answer."""
+        if event.answer is not None:
+            self.answer = event.answer
+        return self.content(self.event_text(event))
 
 
 def _final_frames(state: StreamState, ctx: AppContext) -> Iterator[str]:
-    done = state.done
-    if "llm_used" in done:
-        llm_used = bool(done["llm_used"])
-        reason = done.get("extractive_reason")
-    else:  # the advisor reports per role
-        llm_used = any(state.role_llm)
-        reason = state.role_reasons[0] if state.role_reasons else None
-    cited = number_citations(_unique(state.citations or state.tool_citations), ctx)
     text = "".join(state.text)
-    tail = closing_text(text, cited, llm_used=llm_used, reason=reason)
+    answer = state.answer or Answer(answer=text, extractive_reason="no_llm")
+    cited = number_citations(answer.citations, ctx)
+    tail = closing_text(text, cited, llm_used=answer.llm_used, reason=answer.extractive_reason)
     frame = state.content(tail)
     if frame:
         yield frame
-    info = zhiwen_info(
-        app=state.app,
-        kb=state.kb,
-        llm_used=llm_used,
-        reason=reason,
-        data=done,
-        params=done.get("params") if isinstance(done.get("params"), dict) else None,
-    )
+    info = zhiwen_info(answer, app=state.app, kb=state.kb)
     yield state.chunk(
         {},
         "stop",
@@ -213,7 +139,7 @@ def completion_frames(events: Iterator[AppEvent], state: StreamState, ctx: AppCo
                 yield state.frame(error_body(message, SERVER_ERROR, "app_error"))
                 yield DONE_FRAME
                 return
-            frame = state.content(_event_text(state, event))
+            frame = state.read(event)
             if frame:
                 yield frame
         yield from _final_frames(state, ctx)

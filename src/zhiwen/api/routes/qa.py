@@ -1,9 +1,9 @@
 """``POST /api/v1/qa``: grounded answers for any KB, by the KB's app or by generic QA.
 
 Request ``{"kb": "demo", "question": "怎么创建知识库", "top_k": 3, "stream": false}``.
-The KB's ``app`` (``kb.json``) picks the app from the registry (recipes: routing, filters, dish
-names); any other KB gets generic QA. Both retrieve through the one pipeline, so runtime
-settings (rerank, MMR, thresholds) apply, and ``params`` reports what ran.
+The registry's answerer for the KB's ``app`` (``kb.json``) answers: that app, or generic QA for a
+KB no app claims (:meth:`zhiwen.appkit.registry.AppRegistry.answerer`). Both retrieve through the
+one pipeline, so runtime settings (rerank, MMR, thresholds) apply, and ``params`` reports what ran.
 
 Response data::
 
@@ -26,16 +26,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field, StrictBool, StrictInt
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.appkit import AppAnswer, AppContext, AskRequest, Citation
-from zhiwen.appkit.deps import KBName, Question, get_app_context
+from zhiwen.appkit import Answer, AppContext, AskRequest, Citation
+from zhiwen.appkit.deps import KBName, Question, get_app_context, get_apps
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
-from zhiwen.appkit.qa import generic_ask, generic_stream
 from zhiwen.appkit.registry import AppRegistry
 
 log = logging.getLogger(__name__)
@@ -63,21 +62,16 @@ class QAData(BaseModel):
     )
 
 
-def qa_data(answer: AppAnswer) -> QAData:
+def qa_data(answer: Answer) -> QAData:
     return QAData(
         answer=answer.answer,
-        route=answer.data.get("route"),
+        route=answer.route,
         sources=answer.citations,
         llm_used=answer.llm_used,
         extractive_reason=answer.extractive_reason,
         params=answer.params,
-        answerable=answer.data.get("answerable"),
+        answerable=answer.answerable,
     )
-
-
-def get_apps(request: Request) -> AppRegistry:
-    registry: AppRegistry = request.app.state.apps
-    return registry
 
 
 @router.post(
@@ -92,14 +86,10 @@ async def qa(
     apps: AppRegistry = Depends(get_apps),
 ) -> Any:
     kb = await run_in_threadpool(ctx.open_kb, body.kb)
-    owner = apps.for_kb(kb.config.app)
+    answerer = apps.answerer(kb.config.app)
     request = AskRequest(question=body.question, kb=body.kb, top_k=body.top_k)
     if body.stream:
-        events = await run_in_threadpool(
-            owner.stream if owner is not None else generic_stream,
-            request,
-            ctx,
-        )
+        events = await run_in_threadpool(answerer.stream, request, ctx)
         return EventSourceResponse(sse_stream(events, log=log), ping=15)
-    answer = await run_in_threadpool(owner.ask if owner is not None else generic_ask, request, ctx)
+    answer = await run_in_threadpool(answerer.ask, request, ctx)
     return ok(qa_data(answer))

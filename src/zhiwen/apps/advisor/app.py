@@ -18,10 +18,22 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
-from zhiwen.appkit.app import AppAnswer, AppContext, AskRequest, BaseApp, KBSpec, SetupReport
+from pydantic import BaseModel, ConfigDict, Field
+
+from zhiwen.appkit.app import (
+    Answer,
+    AppContext,
+    AskRequest,
+    BaseApp,
+    ConversationStore,
+    EventText,
+    KBSpec,
+    SetupReport,
+)
 from zhiwen.appkit.events import AppEvent
+from zhiwen.apps.advisor.event_text import AdvisorEventText
 from zhiwen.apps.advisor.kb import build_faq_kb, build_policy_kb, find_law_dir
 from zhiwen.apps.advisor.market import build_market, market_path
 from zhiwen.apps.advisor.service import AdvisorService
@@ -30,6 +42,14 @@ from zhiwen.apps.advisor.tools import FAQ_KB, POLICY_KB
 if TYPE_CHECKING:
     import typer
     from fastapi import APIRouter
+
+
+class AdvisorOptions(BaseModel):
+    """What an advisor question may add (``AskRequest.options``; the OpenAI front door's options)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["standard", "discussion"] | None = Field(None, description="购房顾问：discussion 深度分析")
 
 
 class AdvisorApp(BaseApp):
@@ -42,9 +62,17 @@ class AdvisorApp(BaseApp):
         KBSpec(POLICY_KB, "购房相关法规（契税法、增值税法、个人所得税法、住房公积金管理条例等）与计算规则"),
         KBSpec(FAQ_KB, "购房常见问题"),
     )
+    options_model = AdvisorOptions
 
     def __init__(self, service: AdvisorService | None = None) -> None:
         self.service = service or AdvisorService()
+
+    @property
+    def sessions(self) -> ConversationStore:
+        return self.service.sessions
+
+    def event_text(self) -> EventText:
+        return AdvisorEventText()
 
     def setup(self, data_dir: Path, ctx: AppContext, *, progress: bool = True) -> SetupReport:
         """Build the policy KB (statutes + rules), the FAQ KB and the market tables."""
@@ -62,7 +90,7 @@ class AdvisorApp(BaseApp):
         report.seconds = round(time.perf_counter() - start, 3)
         return report
 
-    def ask(self, request: AskRequest, ctx: AppContext) -> AppAnswer:
+    def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
         """A standard (or ``options["mode"]``) chat turn, collected into one answer."""
         _, answer = self.service.answer(
             ctx,

@@ -22,8 +22,8 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from zhiwen.appkit.app import AppAnswer, Citation
-from zhiwen.appkit.events import AppEvent
+from zhiwen.answer.events import AppEvent, collect_stream
+from zhiwen.answer.model import Answer, Citation
 from zhiwen.apps.advisor.discussion import run_discussion
 from zhiwen.apps.advisor.plan import plan_execution
 from zhiwen.apps.advisor.roles import load_roles
@@ -77,17 +77,14 @@ class AdvisorService:
         yield from steps
         session = self.sessions.get(session_id)
         session.add_assistant(answer_text(run))
-        yield AppEvent(
-            "done", {"session_id": session_id, "plan": run.plan.to_dict(), "llm_calls": run.llm_calls}
+        yield AppEvent.done(
+            to_answer(run, session_id),
+            {"session_id": session_id, "plan": run.plan.to_dict(), "llm_calls": run.llm_calls},
         )
 
-    def answer(self, ctx: AppContext | None, message: str, **kwargs: Any) -> tuple[ChatRun, AppAnswer]:
+    def answer(self, ctx: AppContext | None, message: str, **kwargs: Any) -> tuple[ChatRun, Answer]:
         run, events = self.chat(ctx, message, **kwargs)
-        session_id = ""
-        for event in events:
-            if event.type == "done":
-                session_id = event.data["session_id"]
-        return run, to_app_answer(run, session_id)
+        return run, collect_stream(events)
 
 
 def answer_text(run: ChatRun) -> str:
@@ -126,19 +123,20 @@ def citations(run: ChatRun) -> list[Citation]:
     return out
 
 
-def to_app_answer(run: ChatRun, session_id: str) -> AppAnswer:
+def to_answer(run: ChatRun, session_id: str) -> Answer:
     written = [r.written for r in run.results if r.written is not None]
     llm_used = any(w.llm_used for w in written)
     reasons = [w.fallback_reason for w in written if w.fallback_reason]
     params = next(
         (c.result.get("params") or {} for c in run.all_calls() if c.name == "search_policy" and c.ok), {}
     )
-    return AppAnswer(
+    return Answer(
         answer=answer_text(run),
         citations=citations(run),
         llm_used=llm_used,
         extractive_reason=None if llm_used else (reasons[0] if reasons else "no_llm"),
         params=params,
+        session_id=session_id,
         data={
             "session_id": session_id,
             "plan": run.plan.to_dict() if run.plan else None,

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-from zhiwen.appkit import AppAnswer, AppContext, AskRequest, BaseApp, Citation, KBSpec, SetupReport
+from zhiwen.appkit import Answer, AppContext, AskRequest, BaseApp, Citation, KBSpec, SetupReport
 from zhiwen.appkit.app import Loader
 from zhiwen.errors import IngestError
 
@@ -69,11 +70,20 @@ def citation(prop: Mapping[str, Any], kb: str) -> Citation:
     )
 
 
+class ListingsOptions(BaseModel):
+    """What a listings question may add (``AskRequest.options``; the OpenAI front door's options)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_results: StrictInt | None = Field(None, ge=1, le=50, description="房源搜索：返回几套房源")
+
+
 class ListingsApp(BaseApp):
     name = "listings"
     title = "房源搜索"
     description = "二手房源问答：预算、区域、户型、面积与特殊要求，带匹配度与匹配理由（seed 000）"
     kbs = (KBSpec("listings", "链家二手房挂牌房源（2019 年快照，五城）"),)
+    options_model = ListingsOptions
 
     def formats(self) -> Mapping[str, Loader]:
         return {FORMAT: load_lianjia}
@@ -104,11 +114,11 @@ class ListingsApp(BaseApp):
         service = get_service(kb, ctx.settings, llm=ctx.llm)
         return service.ask(question, max_results, pipeline=ctx.pipeline)
 
-    def ask(self, request: AskRequest, ctx: AppContext) -> AppAnswer:
+    def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
         n = request.options.get("max_results") or request.top_k or DEFAULT_RESULTS
         result = self.result(request.question, int(n), ctx, request.kb)
         kb = str(result.get("kb") or request.kb or self.kbs[0].name)
-        return AppAnswer(
+        return Answer(
             answer=str(result["answer"]),
             citations=[citation(p, kb) for p in result["retrieved_properties"]],
             llm_used=bool(result["llm_used"]),
@@ -117,7 +127,7 @@ class ListingsApp(BaseApp):
             data=result,
         )
 
-    def render(self, answer: AppAnswer) -> bool:
+    def render(self, answer: Answer) -> bool:
         from .cli import render
 
         render(answer.data)

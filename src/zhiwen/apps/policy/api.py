@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.appkit import AppContext
+from zhiwen.appkit import AppContext, Citation
 from zhiwen.appkit.deps import Question, get_app_context
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
@@ -55,15 +55,10 @@ class PolicyAskIn(BaseModel):
     stream: StrictBool = Field(False, description="以 SSE 流式返回答案")
 
 
-class PolicySource(BaseModel):
+class PolicySource(Citation):
+    """The one citation, with the group of KBs it came from."""
+
     group: str = Field("specialist", description="来源分组：specialist（专业库）| general（通用库）")
-    kb: str | None = Field(None, description="知识库")
-    id: str = Field(description="片段 ID")
-    title: str = ""
-    text: str = ""
-    score: float | None = None
-    rerank_score: float | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 class PolicyCountry(BaseModel):

@@ -22,12 +22,22 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-from zhiwen.appkit import AppAnswer, AppContext, AppEvent, AskRequest, BaseApp, KBSpec, SetupReport
+from zhiwen.appkit import Answer, AppContext, AppEvent, AskRequest, BaseApp, KBSpec, SetupReport
 from zhiwen.errors import IngestError
 
 from .corpus import build_corpus
 from .settings import get_policy_settings
+
+
+class PolicyOptions(BaseModel):
+    """What a policy question may add (``AskRequest.options``; the OpenAI front door's options)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    as_of: str | None = Field(None, max_length=32, description="政策问答：按此日期（ISO）判断政策是否有效")
+    top_n: StrictInt | None = Field(None, ge=1, le=50, description="政策问答：来源数量")
 
 
 class PolicyApp(BaseApp):
@@ -39,6 +49,7 @@ class PolicyApp(BaseApp):
         KBSpec("policy_airline", "航司库：机组、过境、口岸相关条款"),
         KBSpec("policy_general", "通用库：全部法规"),
     )
+    options_model = PolicyOptions
 
     def setup(self, data_dir: Path, ctx: AppContext, *, progress: bool = True) -> SetupReport:
         """Build every KB of the mapping that has sources (a KB without sources is left alone)."""
@@ -66,20 +77,12 @@ class PolicyApp(BaseApp):
         report.seconds = time.perf_counter() - started
         return report
 
-    def ask(self, request: AskRequest, ctx: AppContext) -> AppAnswer:
+    def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
         """Options: ``top_n`` (default ``rerank_top_n``), ``as_of`` (ISO date, default today)."""
         from .service import ask_policy
 
         top_n = request.options.get("top_n", request.top_k)
-        result = ask_policy(request.question, ctx, top_n=top_n, as_of=request.options.get("as_of"))
-        return AppAnswer(
-            answer=result.answer,
-            citations=list(result.prepared.sources),
-            llm_used=result.llm_used,
-            extractive_reason=result.extractive_reason,
-            params=result.params,
-            data=result.data(),
-        )
+        return ask_policy(request.question, ctx, top_n=top_n, as_of=request.options.get("as_of")).to_answer()
 
     def stream(self, request: AskRequest, ctx: AppContext) -> Iterator[AppEvent]:
         from .service import stream_policy
@@ -87,7 +90,7 @@ class PolicyApp(BaseApp):
         top_n = request.options.get("top_n", request.top_k)
         return stream_policy(request.question, ctx, top_n=top_n, as_of=request.options.get("as_of"))
 
-    def render(self, answer: AppAnswer) -> bool:
+    def render(self, answer: Answer) -> bool:
         from .cli import render
 
         render(answer.data)

@@ -32,9 +32,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from zhiwen.answer.qa import AnswerPlan, Source, execute, execute_stream
-from zhiwen.appkit.app import AppContext, Citation
-from zhiwen.appkit.events import AppEvent
+from zhiwen.answer.events import AppEvent
+from zhiwen.answer.model import Answer, Citation
+from zhiwen.answer.qa import AnswerPlan, execute, execute_stream
+from zhiwen.appkit.app import AppContext
 from zhiwen.errors import InvalidParameter, ZhiwenError
 from zhiwen.understand.classify import Classification
 
@@ -114,18 +115,22 @@ class PolicyResult:
     def params(self) -> dict[str, Any]:
         return {"top_n": self.prepared.top_n, **self.prepared.retrieval.params}
 
+    def to_answer(self) -> Answer:
+        """The one answer type; the route is the question's intent."""
+        return Answer(
+            answer=self.answer,
+            citations=list(self.prepared.sources),
+            llm_used=self.llm_used,
+            extractive_reason=self.extractive_reason,
+            params=self.params,
+            route=self.prepared.intent,
+            data=self.data(),
+        )
+
 
 def citation_dict(c: Citation, general_kbs: frozenset[str] = frozenset()) -> dict[str, Any]:
-    return {
-        "group": "general" if c.kb in general_kbs else "specialist",
-        "kb": c.kb,
-        "id": c.id,
-        "title": c.title,
-        "text": c.text,
-        "score": c.score,
-        "rerank_score": c.rerank_score,
-        "metadata": c.metadata,
-    }
+    """A citation's wire form on the policy routes: the one citation plus its KB group."""
+    return {"group": "general" if c.kb in general_kbs else "specialist", **c.model_dump()}
 
 
 # -- inputs ------------------------------------------------------------------------------------
@@ -303,9 +308,9 @@ def answer_plan(p: Prepared, settings: PolicySettings) -> AnswerPlan:
         as_of=p.as_of,
         context_chars=settings.context_chars,
     )
-    plan_sources = [Source(s.id, s.title, float(s.score or 0.0), s.metadata) for s in p.sources]
+    plan_sources = list(p.sources)
     if not plan_sources and p.rows:  # a country with no row still deserves its honest answer
-        plan_sources = [Source("visa_table", "免签政策表", 0.0, {})]
+        plan_sources = [Citation(id="visa_table", title="免签政策表", score=0.0)]
     return AnswerPlan(
         app=APP,
         route=p.intent,
@@ -348,25 +353,26 @@ def stream_policy(
     settings = settings or get_policy_settings()
     p = prepare(question, ctx, top_n=top_n, as_of=as_of, settings=settings)
     yield AppEvent("meta", p.meta())
-    yield AppEvent("sources", {"sources": [citation_dict(c, p.general_kbs) for c in p.sources]})
+    yield AppEvent.sources(p.sources, {"sources": [citation_dict(c, p.general_kbs) for c in p.sources]})
     t = time.perf_counter()
     parts: list[str] = []
-    done: dict[str, Any] = {}
-    for name, data in execute_stream(answer_plan(p, settings), ctx.llm, timeout_s=settings.answer_timeout):
-        if name == "delta":
-            parts.append(str(data))
-            yield AppEvent("delta", {"text": data})
-        elif name == "done":
-            done = dict(data)
-    llm_used = bool(done.get("llm_used"))
+    closing: Answer | None = None
+    for event in execute_stream(answer_plan(p, settings), ctx.llm, timeout_s=settings.answer_timeout):
+        if event.type == "delta":
+            parts.append(event.text)
+            yield event
+        elif event.answer is not None:
+            closing = event.answer
+    llm_used = closing is not None and closing.llm_used
     text = "".join(parts)
     if llm_used:
         full = compose.append_missing_notes(text, p.rows, p.notes)
         if full != text:
-            yield AppEvent("delta", {"text": full[len(text) :]})
+            yield AppEvent.delta(full[len(text) :])
             text = full
     p.timings["answer"] = time.perf_counter() - t
     p.timings["total"] = sum(p.timings.values())
-    data = PolicyResult(p, text, llm_used, done.get("extractive_reason")).data()
+    result = PolicyResult(p, text, llm_used, closing.extractive_reason if closing else None)
+    data = result.data()
     data.pop("sources")
-    yield AppEvent("done", data)
+    yield AppEvent.done(result.to_answer(), data)

@@ -5,7 +5,7 @@ Example::
     >>> from zhiwen.apps.recipes import app
     >>> ctx = build_context()
     >>> app.setup(Path("../shared/data"), ctx)            # builds the KB "recipes"
-    >>> app.ask(AskRequest(question="番茄炒蛋怎么做"), ctx).data["route"]
+    >>> app.ask(AskRequest(question="番茄炒蛋怎么做"), ctx).route
     'detail'
 """
 
@@ -17,9 +17,8 @@ from pathlib import Path
 
 import typer
 
-from zhiwen.appkit import AppAnswer, AppContext, AppEvent, AskRequest, BaseApp, KBSpec, SetupReport
+from zhiwen.appkit import Answer, AppContext, AppEvent, AskRequest, BaseApp, KBSpec, SetupReport
 from zhiwen.appkit.app import Loader
-from zhiwen.appkit.qa import app_answer, app_events
 from zhiwen.errors import IngestError
 
 from .ingest import FORMAT, load_howtocook, sniff_howtocook
@@ -64,15 +63,13 @@ class RecipesApp(BaseApp):
     def _kb(self, request: AskRequest, ctx: AppContext) -> str:
         return request.kb or self.kbs[0].name
 
-    def ask(self, request: AskRequest, ctx: AppContext) -> AppAnswer:
+    def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
         kb = ctx.open_kb(self._kb(request, ctx))
-        answer = answer_recipe(kb, request.question, top_k=request.top_k, llm=ctx.llm, pipeline=ctx.pipeline)
-        return app_answer(answer, kb.name)
+        return answer_recipe(kb, request.question, top_k=request.top_k, llm=ctx.llm, pipeline=ctx.pipeline)
 
     def stream(self, request: AskRequest, ctx: AppContext) -> Iterator[AppEvent]:
         kb = ctx.open_kb(self._kb(request, ctx))
-        events = stream_recipe(kb, request.question, top_k=request.top_k, llm=ctx.llm, pipeline=ctx.pipeline)
-        return app_events(events, kb.name)
+        return stream_recipe(kb, request.question, top_k=request.top_k, llm=ctx.llm, pipeline=ctx.pipeline)
 
     def cli(self) -> typer.Typer | None:
         from .cli import commands

@@ -27,14 +27,13 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from zhiwen.answer.events import AppEvent
 from zhiwen.answer.extractive import compose_list, compose_sections, truncate
+from zhiwen.answer.model import Answer, Citation
 from zhiwen.answer.prompts import qa_messages
 from zhiwen.answer.qa import (
     AUTO,
-    Answer,
     AnswerPlan,
-    QAEvent,
-    Source,
     execute,
     execute_stream,
     pipeline_for,
@@ -84,8 +83,9 @@ def recipe_intro(doc: Document, max_chars: int = 150) -> str:
     return ""
 
 
-def _source(doc: Document, score: float) -> Source:
-    return Source(doc_id=doc.id, title=doc.title or doc.id, score=float(score), metadata=dict(doc.metadata))
+def _source(doc: Document, score: float, kb: str) -> Citation:
+    return Citation(kb=kb, id=doc.id, title=doc.title or doc.id, score=round(float(score), 6),
+                    metadata=dict(doc.metadata))
 
 
 def decide_route(
@@ -124,7 +124,7 @@ def plan_detail(
     query = " ".join([question, *expansions, *names])
     found = pipeline_for(kb, pipeline).search_parents(kb, query, top_k=max(top_k + 2, 5))
     parents = found.parents
-    ordered: dict[str, Source] = {}
+    ordered: dict[str, Citation] = {}
     docs: dict[str, Document] = {p.document.id: p.document for p in parents}
     scores = {p.document.id: p.score for p in parents}
     top_score = max(scores.values(), default=1.0)
@@ -135,19 +135,19 @@ def plan_detail(
         for m in matches:
             doc = docs.get(m.dish.doc_id)
             if doc is not None:
-                ordered[doc.id] = _source(doc, max(scores.get(doc.id, 0.0), top_score))
+                ordered[doc.id] = _source(doc, max(scores.get(doc.id, 0.0), top_score), kb.name)
     for p in parents:
         if p.document.id not in ordered:
-            ordered[p.document.id] = _source(p.document, p.score)
+            ordered[p.document.id] = _source(p.document, p.score, kb.name)
     sources = list(ordered.values())[:top_k]
     context: list[tuple[str, str]] = []
     for i, s in enumerate(sources):
-        doc = docs[s.doc_id]
+        doc = docs[s.id]
         text = truncate(doc.text, 4000) if i == 0 else truncate(doc.text, 500)
         context.append((f"{s.title}（{dish_label(s.metadata)}）", text))
 
     def body() -> str:
-        first = docs[sources[0].doc_id]
+        first = docs[sources[0].id]
         text = compose_sections(first, DETAIL_SECTIONS, cite=1, optional=("计算",))
         others = [f"[{i}] {s.metadata.get('name') or s.title}" for i, s in enumerate(sources[1:], 2)]
         if others:
@@ -187,7 +187,7 @@ def plan_list(
     query = list_query(question) or question
     found = pipeline_for(kb, pipeline).search_parents(kb, query, top_k=max(3 * n, 10), filters=flt)
     parents = found.parents
-    picked: list[Source] = []
+    picked: list[Citation] = []
     docs: dict[str, Document] = {}
     seen_names: set[str] = set()
 
@@ -197,7 +197,7 @@ def plan_list(
             return
         seen_names.add(name)
         docs[doc.id] = doc
-        picked.append(_source(doc, score))
+        picked.append(_source(doc, score, kb.name))
 
     for p in parents:
         if len(picked) >= n:
@@ -214,7 +214,7 @@ def plan_list(
                 break
             take(doc, 0.0)
     context = [
-        (f"{s.metadata.get('name') or s.title}（{dish_label(s.metadata)}）", recipe_intro(docs[s.doc_id]))
+        (f"{s.metadata.get('name') or s.title}（{dish_label(s.metadata)}）", recipe_intro(docs[s.id]))
         for s in picked
     ]
 
@@ -257,7 +257,7 @@ def plan_recipe(
     try:
         catalog: DishCatalog | None = catalog_for(kb)
     except Exception as exc:  # a KB without listable documents still answers by retrieval
-        log.warning("no dish catalog for %s: %s", getattr(kb, "name", "?"), exc)
+        log.warning("no dish catalog for %s: %s", kb.name, exc)
         catalog = None
     decision, matches = decide_route(question, catalog, llm)
     log.debug("recipe route %s (%s) for %r", decision.route, decision.reason, question)
@@ -268,11 +268,8 @@ def plan_recipe(
     return plan_generic(kb, question, pipeline=pipeline, top_k=top_k or 5, app=APP, domain=DOMAIN)
 
 
-def _settings(kb: Any, settings: Settings | None) -> Settings | None:
-    if settings is not None:
-        return settings
-    s = getattr(kb, "settings", None)
-    return s if isinstance(s, Settings) else None
+def _settings(kb: KnowledgeBase, settings: Settings | None) -> Settings:
+    return settings if settings is not None else kb.settings
 
 
 def answer_recipe(
@@ -299,7 +296,7 @@ def stream_recipe(
     settings: Settings | None = None,
     timeout_s: float | None = None,
     pipeline: RetrievalPipeline | None = None,
-) -> Iterator[QAEvent]:
+) -> Iterator[AppEvent]:
     model = resolve_llm(llm, _settings(kb, settings))
     plan = plan_recipe(kb, question, top_k=top_k, llm=model, pipeline=pipeline)
     return execute_stream(plan, model, timeout_s=timeout_s)
