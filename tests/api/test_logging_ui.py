@@ -59,5 +59,5 @@ def test_ui_script_parses() -> None:
     node = shutil.which("node")
     if node is None:
         pytest.skip("node not installed (only used to syntax-check the UI script)")
-    script = Path(__file__).resolve().parents[2] / "src" / "zhiwen" / "api" / "static" / "app.js"
+    script = Path(__file__).resolve().parents[2] / "src" / "zhiwen" / "webui" / "app.js"
     subprocess.run([node, "--check", str(script)], check=True, capture_output=True)

@@ -61,7 +61,7 @@ from zhiwen.config.runtime import DynamicSettingsService
 from zhiwen.resilience import configure_resilience
 
 log = logging.getLogger(__name__)
-STATIC_DIR = Path(__file__).parent / "static"
+STATIC_DIR = Path(__file__).parents[1] / "webui"  # the web UI: an interface of its own, served here
 
 
 def _warm_up(settings: Settings, runtime: DynamicSettingsService) -> None:
