@@ -149,28 +149,10 @@ class Deadline:
         """
         inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
         stop = threading.Event()
-
-        def pump() -> None:
-            try:
-                for item in items:
-                    inbox.put(("item", item))
-                    if stop.is_set():
-                        break
-                else:
-                    inbox.put(("end", None))
-            except BaseException as exc:
-                inbox.put(("error", exc))
-            finally:
-                if close is not None:
-                    close()
-
-        worker = self._start(pump, "zhiwen-deadline-stream")
+        worker = self._start(lambda: _pump(items, inbox, stop, close), "zhiwen-deadline-stream")
         try:
             while True:
-                try:
-                    kind, value = inbox.get(timeout=max(0.0, self.remaining()))
-                except queue.Empty:
-                    raise DeadlineExceeded(f"stream exceeded {self.seconds:g}s") from None
+                kind, value = self._next(inbox)
                 if kind == "item":
                     yield cast(T, value)
                 elif kind == "error":
@@ -182,6 +164,13 @@ class Deadline:
             if worker.is_alive():
                 self.cancel()  # the worker's next read fails (DeadlineTransport) and it closes
 
+    def _next(self, inbox: queue.SimpleQueue[tuple[str, Any]]) -> tuple[str, Any]:
+        """The worker's next message, or :class:`DeadlineExceeded` when none comes in time."""
+        try:
+            return inbox.get(timeout=max(0.0, self.remaining()))
+        except queue.Empty:
+            raise DeadlineExceeded(f"stream exceeded {self.seconds:g}s") from None
+
     def _start(self, target: Callable[[], None], name: str) -> threading.Thread:
         ctx = contextvars.copy_context()
 
@@ -192,6 +181,27 @@ class Deadline:
         thread = threading.Thread(target=ctx.run, args=(enter,), name=name, daemon=True)
         thread.start()
         return thread
+
+
+def _pump(
+    items: Iterable[Any],
+    inbox: queue.SimpleQueue[tuple[str, Any]],
+    stop: threading.Event,
+    close: Callable[[], None] | None,
+) -> None:
+    """:meth:`Deadline.iterate`'s worker: each item, then ``end`` or the ``error``; ``close`` last."""
+    try:
+        for item in items:
+            inbox.put(("item", item))
+            if stop.is_set():
+                break
+        else:
+            inbox.put(("end", None))
+    except BaseException as exc:
+        inbox.put(("error", exc))
+    finally:
+        if close is not None:
+            close()
 
 
 def current_deadline() -> Deadline | None:

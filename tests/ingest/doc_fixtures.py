@@ -23,6 +23,7 @@ import subprocess
 import zipfile
 import zlib
 from pathlib import Path
+from typing import Any
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*$")
 
@@ -98,20 +99,26 @@ def md_to_docx(markdown: str, docx_file: Path, title: str = "") -> None:
             document.add_paragraph(line.lstrip()[2:], style="List Bullet")
             i += 1
         elif line.startswith("|"):
-            rows = []
-            while i < len(lines) and lines[i].startswith("|"):
-                cells = [c.strip() for c in lines[i].strip().strip("|").split("|")]
-                if not all(re.fullmatch(r":?-{3,}:?", c) for c in cells):
-                    rows.append(cells)
-                i += 1
-            table = document.add_table(rows=len(rows), cols=max(len(r) for r in rows))
-            for r, row in enumerate(rows):
-                for c, cell in enumerate(row):
-                    table.cell(r, c).text = cell
+            i = _add_table(document, lines, i)
         else:
             document.add_paragraph(line.strip())
             i += 1
     document.save(str(docx_file))
+
+
+def _add_table(document: Any, lines: list[str], i: int) -> int:
+    """The markdown table starting at line ``i`` as a Word table; returns the line after it."""
+    rows = []
+    while i < len(lines) and lines[i].startswith("|"):
+        cells = [c.strip() for c in lines[i].strip().strip("|").split("|")]
+        if not all(re.fullmatch(r":?-{3,}:?", c) for c in cells):
+            rows.append(cells)
+        i += 1
+    table = document.add_table(rows=len(rows), cols=max(len(r) for r in rows))
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row):
+            table.cell(r, c).text = cell
+    return i
 
 
 def sections(markdown: str) -> list[tuple[str, str]]:

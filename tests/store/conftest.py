@@ -72,6 +72,35 @@ def _qdrant_engine(backend: str, root: Path, name: str, clients: dict[str, objec
     return engine
 
 
+def _skip_when_unusable(backend: str) -> None:
+    """Skip the case, saying why, when the backend's server or extra is not there."""
+    if backend == "postgres":
+        reason = postgres_unavailable_reason()
+        if reason:
+            pytest.skip(reason)
+    elif backend == "qdrant":
+        pytest.importorskip("qdrant_edge", reason="the [qdrant] extra (qdrant-edge-py) is not installed")
+    elif backend == "qdrant-client":
+        pytest.importorskip("qdrant_client", reason="the [qdrant] extra (qdrant-client) is not installed")
+
+
+def _open_backend(
+    backend: str, name: str, dim: int | None, tmp_path: Path, qdrant_root: Path, clients: dict[str, object]
+) -> Store:
+    if backend == "embedded":
+        from zhiwen.store.embedded import EmbeddedStore
+
+        return EmbeddedStore(tmp_path / name, dim=dim)
+    if backend.startswith("qdrant"):
+        from zhiwen.store.qdrant import QdrantStore
+
+        engine = _qdrant_engine(backend, qdrant_root, name, clients)
+        return QdrantStore(engine, kb=name, dim=dim)  # type: ignore[arg-type]
+    from zhiwen.store.postgres import PostgresStore
+
+    return PostgresStore(PG_URL, kb=name, dim=dim)
+
+
 @pytest.fixture(params=["embedded", "postgres", "qdrant", "qdrant-client"])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
     """``make_store(dim=8)`` opens a fresh, empty store of the parametrised backend.
@@ -82,15 +111,7 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store
     opened: list[Store] = []
     names: set[str] = set()
     clients: dict[str, object] = {}
-
-    if backend == "postgres":
-        reason = postgres_unavailable_reason()
-        if reason:
-            pytest.skip(reason)
-    elif backend == "qdrant":
-        pytest.importorskip("qdrant_edge", reason="the [qdrant] extra (qdrant-edge-py) is not installed")
-    elif backend == "qdrant-client":
-        pytest.importorskip("qdrant_client", reason="the [qdrant] extra (qdrant-client) is not installed")
+    _skip_when_unusable(backend)
 
     # Qdrant Edge shards on tmpfs when there is one: each shard creation and flush fsyncs, which
     # on a busy shared disk costs more than the test itself
@@ -100,19 +121,7 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store
     def factory(dim: int | None = 8, name: str | None = None) -> Store:
         name = name or f"t_{uuid.uuid4().hex[:10]}"
         names.add(name)
-        if backend == "embedded":
-            from zhiwen.store.embedded import EmbeddedStore
-
-            store: Store = EmbeddedStore(tmp_path / name, dim=dim)
-        elif backend.startswith("qdrant"):
-            from zhiwen.store.qdrant import QdrantStore
-
-            engine = _qdrant_engine(backend, qdrant_root, name, clients)
-            store = QdrantStore(engine, kb=name, dim=dim)  # type: ignore[arg-type]
-        else:
-            from zhiwen.store.postgres import PostgresStore
-
-            store = PostgresStore(PG_URL, kb=name, dim=dim)
+        store = _open_backend(backend, name, dim, tmp_path, qdrant_root, clients)
         opened.append(store)
         return store
 

@@ -64,6 +64,11 @@ def detect_kind(path: Path) -> str:
         head = fh.read(_HEAD)
     if not head:
         return "empty"
+    return _binary_kind(path, head) or _text_kind(path, head)
+
+
+def _binary_kind(path: Path, head: bytes) -> str | None:
+    """``pdf``, an Office kind, ``ole``, ``image`` or ``binary`` by magic bytes; None for text."""
     if b"%PDF-" in head[:1024]:
         return "pdf"
     if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
@@ -74,6 +79,11 @@ def detect_kind(path: Path) -> str:
         return "image"
     if _looks_binary(head):
         return "binary"
+    return None
+
+
+def _text_kind(path: Path, head: bytes) -> str:
+    """``html``, ``markdown`` or ``text`` for a file that is text."""
     if _HTML_START.match(head.lstrip(b"\xef\xbb\xbf")):
         return "html"
     if path.suffix.lower() in _MD_SUFFIXES:

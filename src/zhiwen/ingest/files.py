@@ -159,6 +159,24 @@ def _dispatch(
     ocr_scale: float,
     on_page: OnPage | None,
 ) -> ParsedFile:
+    if kind in ("pdf", "image"):
+        return _load_scannable(path, name, kind, limits, ocr, engine, ocr_scale, on_page)
+    if kind in ("docx", "pptx", "xlsx", "html", "markdown", "text"):
+        return _load_document(path, name, kind, limits)
+    raise _refusal(name, kind)
+
+
+def _load_scannable(
+    path: Path,
+    name: str,
+    kind: str,
+    limits: IngestLimits,
+    ocr: str,
+    engine: OcrProvider | None,
+    ocr_scale: float,
+    on_page: OnPage | None,
+) -> ParsedFile:
+    """A PDF or an image: text layer and/or OCR."""
     if kind == "pdf":
         from zhiwen.ingest.pdf import load_pdf
 
@@ -171,10 +189,13 @@ def _dispatch(
             ocr_scale=ocr_scale,
             on_page=(lambda done, total: on_page(name, done, total)) if on_page else None,
         )
-    if kind == "image":
-        from zhiwen.ingest.pdf import load_image
+    from zhiwen.ingest.pdf import load_image
 
-        return load_image(path, name, limits, ocr=ocr, ocr_engine=engine)
+    return load_image(path, name, limits, ocr=ocr, ocr_engine=engine)
+
+
+def _load_document(path: Path, name: str, kind: str, limits: IngestLimits) -> ParsedFile:
+    """An Office document, a web page or a text file."""
     if kind == "docx":
         from zhiwen.ingest.office import load_docx
 
@@ -191,21 +212,24 @@ def _dispatch(
         from zhiwen.ingest.textfiles import load_html_file
 
         return load_html_file(path, name)
-    if kind in ("markdown", "text"):
-        from zhiwen.ingest.textfiles import load_text_file
+    from zhiwen.ingest.textfiles import load_text_file
 
-        return load_text_file(path, name, markdown=kind == "markdown")
+    return load_text_file(path, name, markdown=kind == "markdown")
+
+
+def _refusal(name: str, kind: str) -> FileRejected:
+    """Why a file of this kind is not indexed (empty, legacy Office, broken zip, unknown)."""
     if kind == "empty":
-        raise FileRejected(name, "是空文件")
+        return FileRejected(name, "是空文件")
     if kind == "ole":
-        raise FileRejected(
+        return FileRejected(
             name,
             "是旧版 Office 格式（.doc/.xls/.ppt）或已加密的 Office 文件，"
             "请另存为 .docx/.xlsx/.pptx 并解除密码",
         )
     if kind == "corrupt_zip":
-        raise FileRejected(name, "文件已损坏或不完整（无法读取压缩包结构）")
-    raise FileRejected(name, "不是支持的文档类型（支持 PDF、Word、PowerPoint、Excel、网页、文本、图片）")
+        return FileRejected(name, "文件已损坏或不完整（无法读取压缩包结构）")
+    return FileRejected(name, "不是支持的文档类型（支持 PDF、Word、PowerPoint、Excel、网页、文本、图片）")
 
 
 def iter_files(root: Path) -> list[tuple[Path, str]]:

@@ -173,41 +173,9 @@ def load_pdf(
         check_pages(n, name, limits)
         meta_title = normalize_text((pdf.get_metadata_dict().get("Title") or "").strip())
         outline = _outline(pdf)
-        pages: list[PageLines] = []
-        line_pages: list[int] = []
-        for index in range(n):
-            page = pdf[index]
-            textpage = page.get_textpage()
-            lines = _page_lines(page, textpage)
-            pages.append(PageLines(index, page.get_width(), page.get_height(), lines))
-            if _draws_lines(page):
-                line_pages.append(index)
-        need_ocr = [
-            p.index for p in pages if ocr == "always" or (ocr == "auto" and not text_layer_usable(p.lines))
-        ]
+        pages, line_pages = _text_layers(pdf, n)
         parsed = ParsedFile(source=name, format="pdf", pages=n, flow=True)
-        if ocr == "never" and not any(text_layer_usable(p.lines) for p in pages):
-            raise FileRejected(
-                name, "没有可用的文字层（疑似扫描件），且 OCR 已关闭（--ocr never）；请用 --ocr auto 导入"
-            )
-        if need_ocr:
-            if ocr_engine is None:
-                raise FileRejected(
-                    name,
-                    f"有 {len(need_ocr)} 页没有文字层，需要 OCR，"
-                    "但未安装 OCR 组件（pip install 'zhiwen[ocr]'）",
-                )
-            _run_ocr(pdf, pages, need_ocr, name, limits, ocr_engine(), ocr_scale, on_page)
-            parsed.ocr_pages = len(need_ocr)
-        elif ocr == "never":
-            skipped = [p.index + 1 for p in pages if not text_layer_usable(p.lines)]
-            if skipped:
-                parsed.warnings.append(
-                    f"「{name}」第 {skipped[0]} 页等 {len(skipped)} 页没有文字层，OCR 已关闭，未导入"
-                )
-                for p in pages:
-                    if p.index + 1 in skipped:
-                        p.lines = []
+        _ocr_where_needed(pdf, pages, parsed, name, limits, ocr, ocr_engine, ocr_scale, on_page)
     finally:
         pdf.close()
 
@@ -222,6 +190,63 @@ def load_pdf(
     first_heading = next((line.text for p in pages for line in p.lines if line.heading == 1), "")
     parsed.title = meta_title or first_heading or Path(name).stem
     return parsed
+
+
+def _text_layers(pdf: Any, n: int) -> tuple[list[PageLines], list[int]]:
+    """Every page's text-layer lines, and the pages that draw lines (table candidates)."""
+    pages: list[PageLines] = []
+    line_pages: list[int] = []
+    for index in range(n):
+        page = pdf[index]
+        textpage = page.get_textpage()
+        lines = _page_lines(page, textpage)
+        pages.append(PageLines(index, page.get_width(), page.get_height(), lines))
+        if _draws_lines(page):
+            line_pages.append(index)
+    return pages, line_pages
+
+
+def _ocr_where_needed(
+    pdf: Any,
+    pages: list[PageLines],
+    parsed: ParsedFile,
+    name: str,
+    limits: IngestLimits,
+    ocr: str,
+    ocr_engine: Callable[[], OcrEngine] | None,
+    ocr_scale: float,
+    on_page: Callable[[int, int], None] | None,
+) -> None:
+    """OCR the pages the ``ocr`` mode asks for; with ``never``, pages without text are dropped."""
+    need_ocr = [
+        p.index for p in pages if ocr == "always" or (ocr == "auto" and not text_layer_usable(p.lines))
+    ]
+    if ocr == "never" and not any(text_layer_usable(p.lines) for p in pages):
+        raise FileRejected(
+            name, "没有可用的文字层（疑似扫描件），且 OCR 已关闭（--ocr never）；请用 --ocr auto 导入"
+        )
+    if need_ocr:
+        if ocr_engine is None:
+            raise FileRejected(
+                name,
+                f"有 {len(need_ocr)} 页没有文字层，需要 OCR，但未安装 OCR 组件（pip install 'zhiwen[ocr]'）",
+            )
+        _run_ocr(pdf, pages, need_ocr, name, limits, ocr_engine(), ocr_scale, on_page)
+        parsed.ocr_pages = len(need_ocr)
+    elif ocr == "never":
+        _drop_untexted(pages, parsed, name)
+
+
+def _drop_untexted(pages: list[PageLines], parsed: ParsedFile, name: str) -> None:
+    """OCR is off: pages without a usable text layer are left out, with a warning."""
+    skipped = [p.index + 1 for p in pages if not text_layer_usable(p.lines)]
+    if skipped:
+        parsed.warnings.append(
+            f"「{name}」第 {skipped[0]} 页等 {len(skipped)} 页没有文字层，OCR 已关闭，未导入"
+        )
+        for p in pages:
+            if p.index + 1 in skipped:
+                p.lines = []
 
 
 def _run_ocr(

@@ -22,6 +22,7 @@ import json
 import logging
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,38 @@ def _iter_json(f: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield i, obj
 
 
+@dataclass(frozen=True, slots=True)
+class _Fields:
+    """Which record fields make a document's id, text, title and metadata (``load_records``)."""
+
+    id_field: str | None
+    texts: list[str]
+    title_field: str | None
+    all_meta: bool
+    meta_fields: list[str]
+    metadata: dict[str, Any] | None
+    joiner: str
+
+    def doc_id(self, rec: dict[str, Any], f: Path, lineno: int, source: str) -> str:
+        if not self.id_field:
+            return f"{Path(source).with_suffix('').as_posix()}:{lineno}"
+        raw_id = rec.get(self.id_field)
+        if raw_id is None or str(raw_id).strip() == "":
+            raise IngestError(
+                f"{f}:{lineno}: empty or missing id field {self.id_field!r}",
+                message=f"导入失败：缺少 ID 字段「{self.id_field}」：{f} 第 {lineno} 行",
+            )
+        return str(raw_id).strip()
+
+    def meta(self, rec: dict[str, Any], doc_id: str, source: str) -> dict[str, Any]:
+        meta: dict[str, Any] = dict(self.metadata or {})
+        keys = [k for k in rec if k not in self.texts] if self.all_meta else self.meta_fields
+        for k in keys:
+            meta[k] = doc_id if k == self.id_field else coerce(rec.get(k))
+        meta["source"] = source
+        return meta
+
+
 def load_records(
     path: Path,
     fmt: str = "csv",
@@ -141,6 +174,7 @@ def load_records(
         raise IngestError("text_fields is empty", message="导入失败：text_fields 不能为空")
     all_meta = metadata_fields == "*"
     meta_fields = [] if all_meta or metadata_fields is None else _as_list(metadata_fields, [])
+    fields = _Fields(id_field, texts, title_field, all_meta, meta_fields, metadata, joiner)
     needed = [c for c in [id_field, title_field, *texts, *meta_fields] if c]
     root = path.parent if path.is_file() else path
     files = _files(path, fmt)
@@ -150,54 +184,52 @@ def load_records(
     warnings: list[str] = []
     seen: set[str] = set()
     for f in files:
-        source = f.relative_to(root).as_posix()
-        rows = _iter_csv(f, needed) if fmt == "csv" else _iter_json(f)
-        saw_text_field = False
-        n_rows = 0
-        for lineno, rec in rows:
-            n_rows += 1
-            if fmt == "json" and any(t in rec for t in texts):
-                saw_text_field = True
-            if id_field:
-                raw_id = rec.get(id_field)
-                if raw_id is None or str(raw_id).strip() == "":
-                    raise IngestError(
-                        f"{f}:{lineno}: empty or missing id field {id_field!r}",
-                        message=f"导入失败：缺少 ID 字段「{id_field}」：{f} 第 {lineno} 行",
-                    )
-                doc_id = str(raw_id).strip()
-            else:
-                doc_id = f"{Path(source).with_suffix('').as_posix()}:{lineno}"
-            if doc_id in seen:
-                warnings.append(f"{f}:{lineno}: duplicate id {doc_id!r} skipped")
-                continue
-            text = joiner.join(str(rec[t]).strip() for t in texts if rec.get(t) not in (None, ""))
-            title = str(rec.get(title_field) or "").strip() if title_field else ""
-            if not text.strip() and not title:
-                warnings.append(f"{f}:{lineno}: empty text skipped")
-                continue
-            seen.add(doc_id)
-            meta: dict[str, Any] = dict(metadata or {})
-            keys = [k for k in rec if k not in texts] if all_meta else meta_fields
-            for k in keys:
-                if k == id_field:
-                    meta[k] = doc_id
-                else:
-                    meta[k] = coerce(rec.get(k))
-            meta["source"] = source
-            docs.append(Document(id=doc_id, text=text or title, title=title, metadata=meta))
-            chunks.append(
-                Chunk(
-                    id=doc_id, doc_id=doc_id, text=text or title, title=title, parent_id=doc_id, metadata=meta
-                )
-            )
-        if fmt == "json" and n_rows and not saw_text_field:
-            raise IngestError(
-                f"{f}: no record has any of the text fields {', '.join(texts)}",
-                message=f"导入失败：JSON 记录中没有文本字段「{'、'.join(texts)}」：{f}",
-            )
+        _load_file(f, root, fmt, fields, needed, seen, docs, chunks, warnings)
     if warnings:
         log.warning("%d record(s) skipped, first: %s", len(warnings), warnings[0])
     if not docs:
         raise empty_corpus(path, f"no {fmt} records")
     return Corpus(documents=docs, chunks=chunks, kb_defaults=dict(kb_defaults or {}), warnings=warnings)
+
+
+def _load_file(
+    f: Path,
+    root: Path,
+    fmt: str,
+    fields: _Fields,
+    needed: list[str],
+    seen: set[str],
+    docs: list[Document],
+    chunks: list[Chunk],
+    warnings: list[str],
+) -> None:
+    """One file's records appended to ``docs``/``chunks`` (duplicates and empty ones skipped)."""
+    source = f.relative_to(root).as_posix()
+    rows = _iter_csv(f, needed) if fmt == "csv" else _iter_json(f)
+    texts = fields.texts
+    saw_text_field = False
+    n_rows = 0
+    for lineno, rec in rows:
+        n_rows += 1
+        if fmt == "json" and any(t in rec for t in texts):
+            saw_text_field = True
+        doc_id = fields.doc_id(rec, f, lineno, source)
+        if doc_id in seen:
+            warnings.append(f"{f}:{lineno}: duplicate id {doc_id!r} skipped")
+            continue
+        text = fields.joiner.join(str(rec[t]).strip() for t in texts if rec.get(t) not in (None, ""))
+        title = str(rec.get(fields.title_field) or "").strip() if fields.title_field else ""
+        if not text.strip() and not title:
+            warnings.append(f"{f}:{lineno}: empty text skipped")
+            continue
+        seen.add(doc_id)
+        meta = fields.meta(rec, doc_id, source)
+        docs.append(Document(id=doc_id, text=text or title, title=title, metadata=meta))
+        chunks.append(
+            Chunk(id=doc_id, doc_id=doc_id, text=text or title, title=title, parent_id=doc_id, metadata=meta)
+        )
+    if fmt == "json" and n_rows and not saw_text_field:
+        raise IngestError(
+            f"{f}: no record has any of the text fields {', '.join(texts)}",
+            message=f"导入失败：JSON 记录中没有文本字段「{'、'.join(texts)}」：{f}",
+        )

@@ -69,6 +69,16 @@ def _prepare(
     return rows
 
 
+def _stored_rows(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, tuple[int, str, bytes | None]]:
+    """id → (rowid, hash, vector) of the chunks among ``ids`` that the store already has."""
+    existing: dict[str, tuple[int, str, bytes | None]] = {}
+    for cids in _batches(ids):
+        q = f"SELECT id, rowid, hash, vector FROM chunks WHERE id IN ({_marks(cids)})"
+        for cid, rowid, row_hash, row_vec in conn.execute(q, tuple(cids)):
+            existing[cid] = (rowid, row_hash, row_vec)
+    return existing
+
+
 def _same_content(stored_hash: str, stored_vec: bytes | None, content_hash: str, hasher: Any) -> bool:
     if stored_hash == content_hash:
         return True
@@ -116,41 +126,9 @@ class ChunkWrites:
             self.load_vocab(conn)  # another process may have added terms
             changed = self._delete_stale(conn, chunks)
             next_gen = self.generation(conn) + 1
-            existing: dict[str, tuple[int, str, bytes | None]] = {}
-            for cids in _batches([c.id for c in chunks]):
-                q = f"SELECT id, rowid, hash, vector FROM chunks WHERE id IN ({_marks(cids)})"
-                for cid, rowid, row_hash, row_vec in conn.execute(q, tuple(cids)):
-                    existing[cid] = (rowid, row_hash, row_vec)
-            for chunk, md, counts, length, vec, new_hash, hasher in rows:
-                old = existing.get(chunk.id)
-                if old is not None and _same_content(old[1], old[2], new_hash, hasher):
-                    # unchanged content keeps its row (and its vector, when the batch has none)
-                    if vec is not None and vec != old[2]:
-                        conn.execute(
-                            "UPDATE chunks SET vector = ?, vseq = ?, hash = ? WHERE rowid = ?",
-                            (vec, next_gen, new_hash, old[0]),
-                        )
-                        changed += 1
-                    continue
-                if old is not None:
-                    conn.execute("DELETE FROM chunks WHERE rowid = ?", (old[0],))
-                term_ids = np.empty(len(counts), np.int32)
-                for j, term in enumerate(counts):
-                    tid = self.vocab.get(term) or new_terms.get(term)
-                    if tid is None:
-                        cur = conn.execute("INSERT INTO vocab (term) VALUES (?)", (term,))
-                        tid = new_terms[term] = int(cur.lastrowid or 0)
-                    term_ids[j] = tid
-                tfs = np.fromiter(counts.values(), np.int32, len(counts))
-                conn.execute(
-                    "INSERT INTO chunks (id, doc_id, text, title, parent_id, metadata, terms, tfs, length,"
-                    " vector, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        *(chunk.id, chunk.doc_id, chunk.text, chunk.title, chunk.parent_id, md),
-                        *(term_ids.tobytes(), tfs.tobytes(), length, vec, new_hash),
-                    ),
-                )
-                changed += 1
+            existing = _stored_rows(conn, [c.id for c in chunks])
+            for row in rows:
+                changed += self._write_chunk(conn, row, existing.get(row[0].id), next_gen, new_terms)
             conn.executemany(
                 "INSERT OR REPLACE INTO parents (id, text, title, metadata) VALUES (?, ?, ?, ?)", parent_rows
             )
@@ -160,6 +138,52 @@ class ChunkWrites:
         for term, tid in new_terms.items():
             self.vocab[term] = tid
             self._vocab_max = max(self._vocab_max, tid)
+
+    def _write_chunk(
+        self,
+        conn: sqlite3.Connection,
+        row: _PreparedChunk,
+        old: tuple[int, str, bytes | None] | None,
+        next_gen: int,
+        new_terms: dict[str, int],
+    ) -> int:
+        """Write one prepared chunk over its stored row ``old`` (rowid, hash, vector); 1 if changed."""
+        chunk, md, counts, length, vec, new_hash, hasher = row
+        if old is not None and _same_content(old[1], old[2], new_hash, hasher):
+            # unchanged content keeps its row (and its vector, when the batch has none)
+            if vec is None or vec == old[2]:
+                return 0
+            conn.execute(
+                "UPDATE chunks SET vector = ?, vseq = ?, hash = ? WHERE rowid = ?",
+                (vec, next_gen, new_hash, old[0]),
+            )
+            return 1
+        if old is not None:
+            conn.execute("DELETE FROM chunks WHERE rowid = ?", (old[0],))
+        term_ids = self._term_ids(conn, counts, new_terms)
+        tfs = np.fromiter(counts.values(), np.int32, len(counts))
+        conn.execute(
+            "INSERT INTO chunks (id, doc_id, text, title, parent_id, metadata, terms, tfs, length,"
+            " vector, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                *(chunk.id, chunk.doc_id, chunk.text, chunk.title, chunk.parent_id, md),
+                *(term_ids.tobytes(), tfs.tobytes(), length, vec, new_hash),
+            ),
+        )
+        return 1
+
+    def _term_ids(
+        self, conn: sqlite3.Connection, counts: Counter[str], new_terms: dict[str, int]
+    ) -> np.ndarray:
+        """The vocabulary ids of ``counts``' terms; a new term gets a row (and joins ``new_terms``)."""
+        term_ids = np.empty(len(counts), np.int32)
+        for j, term in enumerate(counts):
+            tid = self.vocab.get(term) or new_terms.get(term)
+            if tid is None:
+                cur = conn.execute("INSERT INTO vocab (term) VALUES (?)", (term,))
+                tid = new_terms[term] = int(cur.lastrowid or 0)
+            term_ids[j] = tid
+        return term_ids
 
     def set_vectors(self, ids: Sequence[str], vectors: np.ndarray) -> int:
         """Fill (or replace) the vectors of existing chunks in one transaction; rows updated."""
