@@ -32,7 +32,7 @@ import csv
 import logging
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +121,15 @@ def compose_text(meta: dict[str, Any], title: str, district_aliases: list[str]) 
     alias = f"（{'、'.join(district_aliases)}）" if district_aliases else ""
     parts = [f"{title}。" if title else ""]
     parts.append(f"{meta['xiaoqu']}小区，位于{where}{alias}{meta['bankuai']}板块。")
+    parts.append("，".join(_spec_phrases(meta)) + "。")
+    build = _building_phrases(meta)
+    if build:
+        parts.append("，".join(build) + "。")
+    return "".join(parts)
+
+
+def _spec_phrases(meta: dict[str, Any]) -> list[str]:
+    """Type, layout, area and price: 两室一厅，建筑面积89平米，总价300万."""
     spec = []
     if meta.get("property_type") and meta["property_type"] != "普通住宅":
         spec.append(meta["property_type"])
@@ -131,7 +140,11 @@ def compose_text(meta: dict[str, Any], title: str, district_aliases: list[str]) 
     spec.append(f"总价{_fmt_num(meta['price'])}万")
     if meta.get("unit_price"):
         spec.append(f"单价{meta['unit_price']}元/平米")
-    parts.append("，".join(spec) + "。")
+    return spec
+
+
+def _building_phrases(meta: dict[str, Any]) -> list[str]:
+    """Floor, age, building, decoration, elevator and orientation (only what is known)."""
     build = []
     if meta.get("floor"):
         build.append(meta["floor"])
@@ -145,9 +158,7 @@ def compose_text(meta: dict[str, Any], title: str, district_aliases: list[str]) 
         build.append("有电梯" if meta["elevator"] else "无电梯")
     if meta.get("orientation"):
         build.append(f"朝{meta['orientation'].replace(' ', '')}")
-    if build:
-        parts.append("，".join(build) + "。")
-    return "".join(parts)
+    return build
 
 
 def parse_row(row: dict[str, str], city: str, gaz: Gazetteer) -> tuple[Document, Chunk, bool]:
@@ -244,13 +255,25 @@ def load_lianjia(path: Path | str, *, city: str | None = None, limit: int | None
     """
     path = require_path(Path(path))
     gaz = get_gazetteer()
+    listings = _Listings()
+    for f in _lianjia_files(path, city, gaz):
+        file_city = _city_for(f, city, gaz)  # before the columns: the error a user sees first
+        listings.add_file(f, _lianjia_reader(f), file_city, gaz, limit)
+    if not listings.docs:
+        raise IngestError(f"no listings in {path}", message=f"导入失败：未找到任何房源：{path}")
+    return Corpus(
+        documents=listings.docs,
+        chunks=listings.chunks,
+        kb_defaults={"app": "listings"},
+        warnings=listings.warnings,
+    )
+
+
+def _lianjia_files(path: Path, city: str | None, gaz: Gazetteer) -> list[Path]:
+    """The CSV file, or the directory's CSV files (only ``city``'s when it is given)."""
     files = [path] if path.is_file() else sorted(path.glob("*.csv"))
     if not files:
         raise IngestError(f"no .csv files in {path}", message=f"导入失败：目录中没有 CSV 文件：{path}")
-    docs: list[Document] = []
-    chunks: list[Chunk] = []
-    warnings: list[str] = []
-    seen: set[str] = set()
     if path.is_dir() and city:
         # "--city 上海 <dir>": only that city's file(s); files without a city code take the city
         wanted = _city_for(path, city, gaz)
@@ -259,16 +282,35 @@ def load_lianjia(path: Path | str, *, city: str | None = None, limit: int | None
             raise IngestError(
                 f"no CSV for {wanted} in {path}", message=f"导入失败：目录中没有{wanted}的房源文件：{path}"
             )
-    for f in files:
-        file_city = _city_for(f, city, gaz)
-        reader = csv.DictReader(read_utf8(f).splitlines())
-        header = set(reader.fieldnames or [])
-        missing = [c for c in REQUIRED_COLUMNS if c not in header]
-        if missing:
-            raise IngestError(
-                f"{f}: missing columns {missing}; is this a Lianjia ErshoufangSpider CSV?",
-                message=f"导入失败：CSV 缺少列 {', '.join(missing)}：{f.name}",
-            )
+    return files
+
+
+def _lianjia_reader(f: Path) -> csv.DictReader[str]:
+    """The file's rows; :class:`IngestError` when it lacks a required column."""
+    reader = csv.DictReader(read_utf8(f).splitlines())
+    header = set(reader.fieldnames or [])
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing:
+        raise IngestError(
+            f"{f}: missing columns {missing}; is this a Lianjia ErshoufangSpider CSV?",
+            message=f"导入失败：CSV 缺少列 {', '.join(missing)}：{f.name}",
+        )
+    return reader
+
+
+@dataclass
+class _Listings:
+    """The listings read so far: the first of each house id, and a warning per file and kind of
+    row that needs a look."""
+
+    docs: list[Document] = field(default_factory=list)
+    chunks: list[Chunk] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+
+    def add_file(
+        self, f: Path, reader: csv.DictReader[str], file_city: str, gaz: Gazetteer, limit: int | None
+    ) -> None:
         unknown: Counter[str] = Counter()
         bad = 0
         for n, row in enumerate(reader):
@@ -279,21 +321,21 @@ def load_lianjia(path: Path | str, *, city: str | None = None, limit: int | None
             except ValueError:
                 bad += 1
                 continue
-            if doc.id in seen:
+            if doc.id in self.seen:
                 continue
-            seen.add(doc.id)
+            self.seen.add(doc.id)
             if not known:
                 unknown[doc.metadata["bankuai"]] += 1
-            docs.append(doc)
-            chunks.append(chunk)
+            self.docs.append(doc)
+            self.chunks.append(chunk)
+        self._warn(f, bad, unknown)
+
+    def _warn(self, f: Path, bad: int, unknown: Counter[str]) -> None:
         if bad:
-            warnings.append(f"{f.name}: 跳过 {bad} 行无效数据（缺少 house_id 或总价）")
+            self.warnings.append(f"{f.name}: 跳过 {bad} 行无效数据（缺少 house_id 或总价）")
         if unknown:
-            warnings.append(
+            self.warnings.append(
                 f"{f.name}: {sum(unknown.values())} 套房源的板块不在地名表中，区为空："
                 + "、".join(k for k, _ in unknown.most_common(10))
             )
             log.warning("%s: %d listings with unknown 板块 %s", f.name, sum(unknown.values()), dict(unknown))
-    if not docs:
-        raise IngestError(f"no listings in {path}", message=f"导入失败：未找到任何房源：{path}")
-    return Corpus(documents=docs, chunks=chunks, kb_defaults={"app": "listings"}, warnings=warnings)

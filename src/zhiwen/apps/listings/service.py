@@ -112,6 +112,11 @@ def property_view(meta: dict[str, Any], doc_id: str) -> dict[str, Any]:
 
 
 def _listing_line(i: int, p: dict[str, Any]) -> str:
+    return f"{i}. 【{p['title']}】" + "，".join(_home_bits(p) + _building_bits(p))
+
+
+def _home_bits(p: dict[str, Any]) -> list[str]:
+    """Where, which 小区, layout, area and price."""
     bits = [p["location"]]
     if p.get("xiaoqu"):
         bits.append(f"{p['xiaoqu']}小区")
@@ -123,6 +128,12 @@ def _listing_line(i: int, p: dict[str, Any]) -> str:
     if p.get("unit_price"):
         price += f"（单价{p['unit_price']}元/㎡）"
     bits.append(price)
+    return bits
+
+
+def _building_bits(p: dict[str, Any]) -> list[str]:
+    """Floor, building, age, decoration, elevator and orientation (only what is known)."""
+    bits: list[str] = []
     if p.get("floor"):
         bits.append(p["floor"])
     if p.get("building_type"):
@@ -135,7 +146,7 @@ def _listing_line(i: int, p: dict[str, Any]) -> str:
         bits.append("有电梯" if p["elevator"] else "无电梯")
     if p.get("orientation"):
         bits.append("朝" + p["orientation"].replace(" ", ""))
-    return f"{i}. 【{p['title']}】" + "，".join(bits)
+    return bits
 
 
 def compose_answer(question: str, req: Requirements, props: list[dict[str, Any]], note: str) -> str:
@@ -336,12 +347,9 @@ class ListingsService:
         """Seed 000's answer. ``pipeline`` applies the engine's rerank/MMR settings to the candidates."""
         q, n = self.validate(question, max_results)
         key = self.cache_key(q, n, pipeline)
-        if use_cache:
-            hit = self.cache.get(key)
-            if hit is not None:
-                out = dict(hit)
-                out["cached"] = True
-                return out
+        hit = self.cache.get(key) if use_cache else None
+        if hit is not None:
+            return {**hit, "cached": True}
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         ls = self.listings
@@ -358,71 +366,22 @@ class ListingsService:
         llm_future: Future[Any] | None = None
         if self.extractor is not None and quality.needs_llm:
             llm_future = _POOL.submit(self.extractor.extract, q)
-        futures = {
+        futures: dict[str, Future[Any]] = {
             "dense": _POOL.submit(self._branch, query, "dense", k, filters),
             "bm25": _POOL.submit(self._branch, query, "bm25", k, filters),
         }
-        llm_used_for_extract = False
-        if llm_future is not None:
-            data = llm_future.result()
-            if data:
-                merged = merge(copy.deepcopy(req), data)
-                llm_used_for_extract = True
-                if hard_filters(merged, tolerance=ls.price_over_budget_tolerance) != filters or (
-                    self.search_text(q, merged) != query
-                ):
-                    for fut in futures.values():
-                        fut.cancel()
-                    req = merged
-                    query = self.search_text(q, req)
-                    filters = hard_filters(req, tolerance=ls.price_over_budget_tolerance)
-                    futures = {}
-                else:
-                    req = merged
+        data = llm_future.result() if llm_future is not None else None
+        llm_used_for_extract = bool(data)
+        if data:
+            req, query, filters, futures = self._with_extraction(q, req, data, query, filters, futures)
         fused, params = self._refine(pipeline, query, self._retrieve(query, filters, k, futures or None))
         timings["retrieve_ms"] = (time.perf_counter() - tr) * 1000
-
-        # relaxation: exact matches first, then listings that need a stated relaxation
-        tiers: list[tuple[list[tuple[SearchHit, float]], list[str]]] = [(fused, [])]
-        seen = {h.id for h, _ in fused}
-        relaxed: set[str] = set()
-        labels: list[str] = []
-        if len(fused) < min(n, ls.relax_below) and not req.unknown_city:
-            for step, label in relaxable_steps(req):
-                relaxed.add(step)
-                labels.append(label)
-                more = self._retrieve(
-                    query, hard_filters(req, relaxed, tolerance=ls.price_over_budget_tolerance), k
-                )
-                new = [(h, s) for h, s in more if h.id not in seen]
-                if new:
-                    tiers.append((new, list(labels)))
-                    seen.update(h.id for h, _ in new)
-                if sum(len(t) for t, _ in tiers) >= n:
-                    break
+        tiers, labels = self._relaxation_tiers(req, query, fused, n, k)
 
         ts = time.perf_counter()
         props: list[dict[str, Any]] = []
         for hits, tier_labels in tiers:
-            if not hits:
-                continue
-            best = max(s for _, s in hits) or 1.0
-            scored = []
-            for h, s in hits:
-                meta = dict(h.chunk.metadata)
-                sc = score_listing(meta, req, rrf_norm=s / best, weights=self.weights, relaxed=tier_labels)
-                scored.append((sc.score, h, meta, sc))
-            # listings that hit a soft negation (远离高架 …) come after every clean one
-            scored.sort(key=lambda x: (bool(x[3].negations), -x[0], x[1].id))
-            for score, h, meta, sc in scored:
-                if len(props) >= n:
-                    break
-                p = property_view(meta, h.chunk.doc_id)
-                p["match_score"] = round(score, 4)
-                p["match_percentage"] = round(score * 100)
-                p["match_reasons"] = sc.reasons or ["与问题语义相关"]
-                p["relaxed"] = bool(tier_labels)
-                props.append(p)
+            props.extend(self._rescored(hits, tier_labels, req, n - len(props)))
             if len(props) >= n:
                 break
         timings["rescore_ms"] = (time.perf_counter() - ts) * 1000
@@ -453,6 +412,79 @@ class ListingsService:
         if use_cache and cacheable:
             self.cache.put(key, result)
         return result
+
+    def _with_extraction(
+        self,
+        q: str,
+        req: Requirements,
+        data: dict[str, Any],
+        query: str,
+        filters: Any,
+        futures: dict[str, Future[Any]],
+    ) -> tuple[Requirements, str, Any, dict[str, Future[Any]]]:
+        """The rules' requirements merged with the LLM's extraction. When that changes the
+        filters or the search text, the searches under way are cancelled (``{}`` futures: search
+        again)."""
+        ls = self.listings
+        merged = merge(copy.deepcopy(req), data)
+        if hard_filters(merged, tolerance=ls.price_over_budget_tolerance) == filters and (
+            self.search_text(q, merged) == query
+        ):
+            return merged, query, filters, futures
+        for fut in futures.values():
+            fut.cancel()
+        query = self.search_text(q, merged)
+        return merged, query, hard_filters(merged, tolerance=ls.price_over_budget_tolerance), {}
+
+    def _relaxation_tiers(
+        self, req: Requirements, query: str, fused: list[tuple[SearchHit, float]], n: int, k: int
+    ) -> tuple[list[tuple[list[tuple[SearchHit, float]], list[str]]], list[str]]:
+        """Exact matches first, then listings that need a stated relaxation (each tier with the
+        relaxations it needs), and every relaxation tried."""
+        ls = self.listings
+        tiers: list[tuple[list[tuple[SearchHit, float]], list[str]]] = [(fused, [])]
+        labels: list[str] = []
+        if len(fused) >= min(n, ls.relax_below) or req.unknown_city:
+            return tiers, labels
+        seen = {h.id for h, _ in fused}
+        relaxed: set[str] = set()
+        for step, label in relaxable_steps(req):
+            relaxed.add(step)
+            labels.append(label)
+            more = self._retrieve(
+                query, hard_filters(req, relaxed, tolerance=ls.price_over_budget_tolerance), k
+            )
+            new = [(h, s) for h, s in more if h.id not in seen]
+            if new:
+                tiers.append((new, list(labels)))
+                seen.update(h.id for h, _ in new)
+            if sum(len(t) for t, _ in tiers) >= n:
+                break
+        return tiers, labels
+
+    def _rescored(
+        self, hits: list[tuple[SearchHit, float]], tier_labels: list[str], req: Requirements, room: int
+    ) -> list[dict[str, Any]]:
+        """One tier's listings re-scored against the requirements, best first, at most ``room``."""
+        if not hits:
+            return []
+        best = max(s for _, s in hits) or 1.0
+        scored = []
+        for h, s in hits:
+            meta = dict(h.chunk.metadata)
+            sc = score_listing(meta, req, rrf_norm=s / best, weights=self.weights, relaxed=tier_labels)
+            scored.append((sc.score, h, meta, sc))
+        # listings that hit a soft negation (远离高架 …) come after every clean one
+        scored.sort(key=lambda x: (bool(x[3].negations), -x[0], x[1].id))
+        props: list[dict[str, Any]] = []
+        for score, h, meta, sc in scored[: max(room, 0)]:
+            p = property_view(meta, h.chunk.doc_id)
+            p["match_score"] = round(score, 4)
+            p["match_percentage"] = round(score * 100)
+            p["match_reasons"] = sc.reasons or ["与问题语义相关"]
+            p["relaxed"] = bool(tier_labels)
+            props.append(p)
+        return props
 
     def _answer(
         self, question: str, req: Requirements, props: list[dict[str, Any]]

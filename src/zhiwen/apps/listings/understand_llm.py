@@ -20,6 +20,7 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from zhiwen.apps.listings.extract import (
@@ -166,17 +167,33 @@ def merge(
     gaz = gazetteer or get_gazetteer()
     req = rules
     req.source = "rules+llm"
+    for fill in _FILLS:
+        fill(req, data, gaz)
+    return req
+
+
+def _fill_price(req: Requirements, data: dict[str, Any], gaz: Gazetteer) -> None:
     if not req.has_price:
         req.price_min = _num(data.get("price_min"), 1, 1_000_000)
         req.price_max = _num(data.get("price_max"), 1, 1_000_000)
         if req.price_min is not None and req.price_max is not None and req.price_min > req.price_max:
             req.price_min, req.price_max = req.price_max, req.price_min
+
+
+def _fill_area(req: Requirements, data: dict[str, Any], gaz: Gazetteer) -> None:
     if not req.has_area:
         req.area_min = _num(data.get("area_min"), 5, 5000)
         req.area_max = _num(data.get("area_max"), 5, 5000)
+
+
+def _fill_rooms(req: Requirements, data: dict[str, Any], gaz: Gazetteer) -> None:
     if not req.has_rooms:
         req.rooms_min = _int(data.get("rooms_min"), 0, 20)
         req.rooms_max = _int(data.get("rooms_max"), 0, 20)
+
+
+def _fill_places(req: Requirements, data: dict[str, Any], gaz: Gazetteer) -> None:
+    """板块 and districts (their cities join the requirements'), then the districts to avoid."""
     if not req.places:
         places = _places(_strs(data.get("bankuai")), "bankuai", req, gaz)
         places += _places(_strs(data.get("districts")), "district", req, gaz)
@@ -186,6 +203,10 @@ def merge(
                 req.cities.append(p.city)
     if not req.exclude_places:
         req.exclude_places = _places(_strs(data.get("exclude_districts")), "district", req, gaz)
+
+
+def _fill_building(req: Requirements, data: dict[str, Any], gaz: Gazetteer) -> None:
+    """The property type and the elevator."""
     if req.property_type is None:
         pt = data.get("property_type")
         if isinstance(pt, str) and pt.strip():
@@ -193,6 +214,10 @@ def merge(
             req.property_type = next((k for k in PROPERTY_TYPES if k in pt or pt in k), None)
     if req.elevator is None and isinstance(data.get("elevator"), bool):
         req.elevator = data["elevator"]
+
+
+def _fill_decoration(req: Requirements, data: dict[str, Any], gaz: Gazetteer) -> None:
+    """Wanted decorations, then unwanted ones (an unwanted one is no longer wanted)."""
     for d in _strs(data.get("decoration")):
         d = d.replace("修", "")
         if d in ("精装", "简装", "毛坯") and d not in req.decoration_in and d not in req.decoration_exclude:
@@ -203,6 +228,10 @@ def merge(
             req.decoration_exclude.append(d)
             if d in req.decoration_in:
                 req.decoration_in.remove(d)
+
+
+def _fill_wishes(req: Requirements, data: dict[str, Any], gaz: Gazetteer) -> None:
+    """Special requirements and soft negations, in their canonical words."""
     for s in _strs(data.get("special_requirements")):
         canon = s if s in SPECIALS else next((k for k in SPECIALS if k in s), None)
         if canon and canon not in req.special:
@@ -211,4 +240,16 @@ def merge(
         canon = n if n in NEGATIONS else next((k for k in NEGATIONS if k in n), n[:6])
         if canon and canon not in req.negations:
             req.negations.append(canon)
-    return req
+
+
+# each fills one kind of requirement the rules left open; in this order (places before the
+# districts to avoid: the places' cities narrow where those are looked up)
+_FILLS: tuple[Callable[[Requirements, dict[str, Any], Gazetteer], None], ...] = (
+    _fill_price,
+    _fill_area,
+    _fill_rooms,
+    _fill_places,
+    _fill_building,
+    _fill_decoration,
+    _fill_wishes,
+)
