@@ -160,63 +160,93 @@ def _closing(tokens: list[Token], i: int) -> int:
     return len(tokens) - 1
 
 
+class _MarkdownReader:
+    """One document's tokens → units, one short handler per block type (chosen by token type).
+
+    Each handler reads the block that opens at ``i`` and returns the index after it.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.source = text.splitlines(keepends=True)
+        self.tokens = _md.parse(text)
+        self.out = _Builder()
+        self.headings: dict[int, str] = {}
+        self.path: tuple[str, ...] = ()
+        self.handlers = {
+            "heading_open": self.heading,
+            "paragraph_open": self.paragraph,
+            "fence": self.code,
+            "code_block": self.code,
+            "bullet_list_open": self.list,
+            "ordered_list_open": self.list,
+            "table_open": self.table,
+            "html_block": self.html,
+        }
+
+    def read(self) -> _Builder:
+        i = 0
+        while i < len(self.tokens):
+            handler = self.handlers.get(self.tokens[i].type)
+            # a blockquote's paragraphs and lists (and anything unknown) are read as if they
+            # stood alone: step into it
+            i = handler(i) if handler is not None else i + 1
+        return self.out
+
+    def heading(self, i: int) -> int:
+        level = int(self.tokens[i].tag[1:])
+        self.headings = {lv: t for lv, t in self.headings.items() if lv < level}
+        self.headings[level] = plain_text(self.tokens[i + 1].content)
+        self.path = tuple(self.headings[lv] for lv in sorted(self.headings))
+        return _closing(self.tokens, i) + 1
+
+    def paragraph(self, i: int) -> int:
+        self.out.add_paragraph(self.path, self.tokens[i + 1].content)
+        return _closing(self.tokens, i) + 1
+
+    def code(self, i: int) -> int:
+        tok = self.tokens[i]
+        body = tok.content.rstrip("\n")
+        fenced = f"```{tok.info.strip()}\n{body}\n```"
+        self.out.add_block("code", self.path, [(fenced, body.strip(), "code")])
+        return i + 1
+
+    def list(self, i: int) -> int:
+        tokens, tok = self.tokens, self.tokens[i]
+        end = _closing(tokens, i)
+        items: list[tuple[str, str, UnitKind]] = []
+        j = i + 1
+        while j < end:
+            if tokens[j].type == "list_item_open" and tokens[j].level == tok.level + 1:
+                close = _closing(tokens, j)
+                inline = [t.content for t in tokens[j:close] if t.type == "inline"]
+                items.append((_dedent(_lines(self.source, tokens[j])), plain_text(" ".join(inline)), "item"))
+                j = close
+            j += 1
+        self.out.add_block("list", self.path, items, ordered=tok.type == "ordered_list_open")
+        return end + 1
+
+    def table(self, i: int) -> int:
+        tokens, source = self.tokens, self.source
+        end = _closing(tokens, i)
+        rows = [t for t in tokens[i:end] if t.type == "tr_open"]
+        header_cells = _cells(tokens, tokens.index(rows[0])) if rows else []
+        units: list[tuple[str, str, UnitKind]] = []
+        for row in rows[1:]:
+            cells = _cells(tokens, tokens.index(row))
+            plain = "；".join(f"{h}：{c}" if h else c for h, c in zip(header_cells, cells, strict=False))
+            units.append((_lines(source, row).strip(), plain_text(plain), "row"))
+        first = (rows[0].map or (0, 0))[0] if rows else 0
+        head = "".join(source[first : first + 2]) if rows else ""
+        self.out.add_block("table", self.path, units, header=head.rstrip("\n"))
+        return end + 1
+
+    def html(self, i: int) -> int:
+        self.out.add_paragraph(self.path, re.sub(r"<[^>]+>", " ", self.tokens[i].content))
+        return i + 1
+
+
 def _parse_markdown(doc: Document) -> DocUnits:
-    source = doc.text.splitlines(keepends=True)
-    tokens = _md.parse(doc.text)
-    out = _Builder()
-    headings: dict[int, str] = {}
-    path: tuple[str, ...] = ()
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok.type == "heading_open":
-            level = int(tok.tag[1:])
-            headings = {lv: t for lv, t in headings.items() if lv < level}
-            headings[level] = plain_text(tokens[i + 1].content)
-            path = tuple(headings[lv] for lv in sorted(headings))
-            i = _closing(tokens, i) + 1
-        elif tok.type == "paragraph_open":
-            out.add_paragraph(path, tokens[i + 1].content)
-            i = _closing(tokens, i) + 1
-        elif tok.type in ("fence", "code_block"):
-            body = tok.content.rstrip("\n")
-            fenced = f"```{tok.info.strip()}\n{body}\n```"
-            out.add_block("code", path, [(fenced, body.strip(), "code")])
-            i += 1
-        elif tok.type in ("bullet_list_open", "ordered_list_open"):
-            end = _closing(tokens, i)
-            items: list[tuple[str, str, UnitKind]] = []
-            j = i + 1
-            while j < end:
-                if tokens[j].type == "list_item_open" and tokens[j].level == tok.level + 1:
-                    close = _closing(tokens, j)
-                    inline = [t.content for t in tokens[j:close] if t.type == "inline"]
-                    items.append((_dedent(_lines(source, tokens[j])), plain_text(" ".join(inline)), "item"))
-                    j = close
-                j += 1
-            out.add_block("list", path, items, ordered=tok.type == "ordered_list_open")
-            i = end + 1
-        elif tok.type == "table_open":
-            end = _closing(tokens, i)
-            rows = [t for t in tokens[i:end] if t.type == "tr_open"]
-            header_cells = _cells(tokens, tokens.index(rows[0])) if rows else []
-            units: list[tuple[str, str, UnitKind]] = []
-            for row in rows[1:]:
-                cells = _cells(tokens, tokens.index(row))
-                plain = "；".join(f"{h}：{c}" if h else c for h, c in zip(header_cells, cells, strict=False))
-                units.append((_lines(source, row).strip(), plain_text(plain), "row"))
-            head = (
-                "".join(source[(rows[0].map or (0, 0))[0] : (rows[0].map or (0, 0))[0] + 2]) if rows else ""
-            )
-            out.add_block("table", path, units, header=head.rstrip("\n"))
-            i = end + 1
-        elif tok.type == "blockquote_open":
-            i += 1  # its paragraphs and lists are read as if they stood alone
-        elif tok.type == "html_block":
-            out.add_paragraph(path, re.sub(r"<[^>]+>", " ", tok.content))
-            i += 1
-        else:
-            i += 1
+    out = _MarkdownReader(doc.text).read()
     return DocUnits(doc.id, doc.title, tuple(out.units), tuple(out.blocks), True)
 
 

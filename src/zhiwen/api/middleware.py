@@ -151,42 +151,58 @@ class BodyLimitMiddleware:
             )
         await send_json(send, 413, body, [(b"connection", b"close")])
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
+    def _passes_through(self, scope: Scope) -> bool:
+        """Requests without a body to bound (or whose route streams its own, bounded itself)."""
+        return (
             scope["type"] != "http"
             or scope.get("method") in ("GET", "HEAD", "OPTIONS")
             or self.streams_own_body(str(scope.get("path", "")))
-        ):
-            await self.app(scope, receive, send)
-            return
-        limit = self.limit_for(str(scope.get("path", "")))
+        )
+
+    @staticmethod
+    def _declared_length(scope: Scope) -> int | None:
         for key, value in scope.get("headers", ()):
             if key == b"content-length":
                 try:
-                    declared = int(value)
+                    return int(value)
                 except ValueError:
-                    declared = -1
-                if declared > limit:
-                    await self._too_large(scope, send, declared, limit)
-                    return
-                break
-        # Buffer the (small, bounded) body so an oversized chunked upload is refused before the
-        # app parses a single byte of it.
+                    return -1
+        return None
+
+    @staticmethod
+    async def _buffered(receive: Receive, limit: int) -> bytes | int | None:
+        """The whole body; past ``limit`` the size read so far (an int); None if the client left."""
         chunks: list[bytes] = []
         size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                return
+                return None
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                await self._too_large(scope, send, None, limit)
-                return
+                return size
             chunks.append(chunk)
             if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
+                return b"".join(chunks)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._passes_through(scope):
+            await self.app(scope, receive, send)
+            return
+        limit = self.limit_for(str(scope.get("path", "")))
+        declared = self._declared_length(scope)
+        if declared is not None and declared > limit:
+            await self._too_large(scope, send, declared, limit)
+            return
+        # Buffer the (small, bounded) body so an oversized chunked upload is refused before the
+        # app parses a single byte of it.
+        body = await self._buffered(receive, limit)
+        if body is None:
+            return
+        if isinstance(body, int):
+            await self._too_large(scope, send, None, limit)
+            return
         replayed = False
 
         async def replay() -> Message:
