@@ -43,6 +43,7 @@ from zhiwen.metrics import EMPTY_RESULTS, FALLBACKS, PASSED_THRESHOLD
 from zhiwen.resilience import note_degraded
 from zhiwen.retrieve.adaptive import apply_min_similarity, apply_per_doc_limit, effective_params
 from zhiwen.retrieve.feedback import FeedbackParams
+from zhiwen.retrieve.fusion import alpha_weights
 from zhiwen.retrieve.mmr import Vectorize, mmr_select
 from zhiwen.retrieve.parents import DEFAULT_PARENT_TOP_K, aggregate_parents, chunk_window
 from zhiwen.retrieve.rerank import Reranker, get_reranker, rerank_hits
@@ -198,10 +199,16 @@ class RetrievalPipeline:
         top_k: int | None = None,
         filters: FiltersArg = None,
         mode: str | None = None,
+        fusion: str | None = None,
+        alpha: float | None = None,
+        candidates: int | None = None,
     ) -> PipelineResult:
+        """One KB through every stage. ``fusion``, ``alpha`` (the dense weight) and ``candidates``
+        (per branch) are this call's own: they win over the settings and the KB's tuning."""
         cfg = self._config()
         k = int(top_k if top_k is not None else cfg.retrieval.top_k)
         intent, params = self.plan(query, k, mode, cfg, kb=kb)
+        params = with_call_args(params, cfg, fusion=fusion, alpha=alpha, candidates=candidates)
         t0 = time.perf_counter()
         hits = self._fetch(kb, query, params, filters)
         return self._refine(query, hits, intent, params, cfg, {"search": time.perf_counter() - t0})
@@ -370,6 +377,36 @@ class RetrievalPipeline:
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def with_call_args(
+    params: dict[str, Any],
+    cfg: Any,
+    *,
+    fusion: str | None = None,
+    alpha: float | None = None,
+    candidates: int | None = None,
+) -> dict[str, Any]:
+    """``params`` with one call's own fusion, dense weight and candidates (None: unchanged).
+
+    The branch weights follow as in :class:`~zhiwen.retrieve.hybrid.HybridRetriever`: RRF without
+    an ``alpha`` weighs by the settings' ``bm25_weight``/``dense_weight``, otherwise ``(1-α, α)``.
+    """
+    if fusion is None and alpha is None and candidates is None:
+        return params
+    out = dict(params)
+    if candidates is not None:
+        out["candidates"] = candidates
+    if fusion is None and alpha is None:
+        return out
+    out["fusion"] = fusion or out["fusion"]
+    if alpha is not None:
+        out["dense_alpha"] = alpha
+    if out["fusion"] == "rrf" and alpha is None:
+        out["weights"] = [cfg.retrieval.bm25_weight, cfg.retrieval.dense_weight]
+    else:
+        out["weights"] = list(alpha_weights(out["dense_alpha"]))
+    return out
 
 
 def _wait_s() -> float | None:
