@@ -217,6 +217,39 @@ def test_remote_unreachable_and_bad_url() -> None:
         reranker.score("q", ["a"])
 
 
+def _scripted(statuses: list[int]) -> tuple[RemoteReranker, list[int]]:
+    """A reranker whose endpoint answers each request with the next status (200: scores)."""
+    import httpx2
+
+    from zhiwen.retry import DeadlineTransport
+
+    seen: list[int] = []
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        status = statuses[min(len(seen), len(statuses) - 1)]
+        seen.append(status)
+        if status != 200:
+            return httpx2.Response(status, json={"error": "busy"})
+        n = len(json.loads(request.content)["texts"])
+        return httpx2.Response(200, json=[{"index": i, "score": float(i)} for i in range(n)])
+
+    client = httpx2.Client(transport=DeadlineTransport(httpx2.MockTransport(answer)))
+    return RemoteReranker("http://rerank.test/rerank", timeout_s=10, client=client), seen
+
+
+def test_remote_retries_a_busy_endpoint_within_its_deadline() -> None:
+    reranker, seen = _scripted([503, 429, 200])
+    assert reranker.score("q", ["a", "b"]) == [0.0, 1.0] and seen == [503, 429, 200]
+    always_busy, seen = _scripted([503])
+    with pytest.raises(RerankerUnavailable):
+        always_busy.score("q", ["a"])
+    assert seen == [503, 503, 503]  # the first attempt and two retries
+    not_found, seen = _scripted([404])
+    with pytest.raises(RerankerUnavailable):
+        not_found.score("q", ["a"])
+    assert seen == [404]  # the same request fails the same way: never retried
+
+
 def test_parse_rejects_partial() -> None:
     with pytest.raises(ValueError):
         RemoteReranker.parse([{"index": 0, "score": 1.0}], 2)

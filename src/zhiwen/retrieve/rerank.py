@@ -47,6 +47,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -57,7 +58,14 @@ from zhiwen.documents import SearchHit
 from zhiwen.errors import InvalidParameter, ZhiwenError
 from zhiwen.metrics import FALLBACKS, RERANK_FAILURES, RERANK_LATENCY
 from zhiwen.resilience import DependencyUnavailable, guard, note_degraded
-from zhiwen.retry import Deadline, DeadlineExceeded, DeadlineTransport
+from zhiwen.retry import (
+    Deadline,
+    DeadlineExceeded,
+    DeadlineTransport,
+    RetryPolicy,
+    is_retryable_status,
+    retry_call,
+)
 
 log = logging.getLogger(__name__)
 
@@ -206,10 +214,23 @@ class CrossEncoderReranker(_AsyncMixin):
         return [float(s) for s in list(scores)]
 
 
+#: the embedding client's retry policy (:mod:`zhiwen.embed.openai_compat`), within the deadline
+REMOTE_RETRY = RetryPolicy(max_retries=2, backoff_base_s=0.2, backoff_max_s=2.0)
+
+
+def _retryable(exc: BaseException) -> bool:
+    """A connection error, a timeout or a retryable status (:func:`zhiwen.retry.is_retryable_status`)."""
+    if isinstance(exc, httpx2.HTTPStatusError):
+        return is_retryable_status(exc.response.status_code)
+    return isinstance(exc, httpx2.TransportError)
+
+
 class RemoteReranker(_AsyncMixin):
     """Client of a ``/rerank`` endpoint (TEI or Jina/Xinference style, see module doc).
 
-    ``endpoint`` is the full URL (``http://host:8080/rerank`` or ``…/v1/rerank``).
+    ``endpoint`` is the full URL (``http://host:8080/rerank`` or ``…/v1/rerank``). Each batch is
+    retried (:data:`REMOTE_RETRY`) on connection errors, timeouts, 429 and 5xx answers, and never
+    past the score's deadline (``timeout_s``, or what is left of the request's).
     """
 
     def __init__(
@@ -267,16 +288,27 @@ class RemoteReranker(_AsyncMixin):
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])
             try:
-                resp = self._client.post(
-                    self.endpoint, json=self._payload(query, batch), timeout=deadline.http_timeout()
+                resp = retry_call(
+                    partial(self._post, query, batch, deadline),
+                    deadline=deadline,
+                    policy=REMOTE_RETRY,
+                    retryable=_retryable,
+                    label="rerank",
                 )
-                resp.raise_for_status()
                 out.extend(self.parse(resp.json(), len(batch)))
             except (httpx2.HTTPError, ValueError) as exc:
                 raise RerankerUnavailable(
                     f"rerank endpoint failed: {exc}", message="重排服务调用失败"
                 ) from exc
         return out
+
+    def _post(self, query: str, batch: list[str], deadline: Deadline) -> httpx2.Response:
+        """One attempt at one batch; an error status raises (so it can be retried)."""
+        resp = self._client.post(
+            self.endpoint, json=self._payload(query, batch), timeout=deadline.http_timeout()
+        )
+        resp.raise_for_status()
+        return resp
 
     def status(self) -> dict[str, Any]:
         return {"state": "remote", "endpoint": self.endpoint}
