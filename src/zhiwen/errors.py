@@ -39,6 +39,11 @@ class ZhiwenError(Exception):
         self.data = data
         super().__init__(f"{self.message}: {detail}" if detail else self.message)
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """HTTP headers the error response carries (e.g. ``Retry-After`` of a 503); none by default."""
+        return {}
+
 
 # -- LLM (10xx) -------------------------------------------------------------------------------
 class LLMError(ZhiwenError):

@@ -15,6 +15,7 @@ from zhiwen.appkit.deps import KBRegistry, get_kb_registry, get_pipeline
 from zhiwen.config import Settings
 from zhiwen.documents import Chunk, SearchHit
 from zhiwen.errors import KnowledgeBaseNotFound
+from zhiwen.kb.config import KBConfig
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 
 ADMIN_TOKEN = "s3cret-token"
@@ -35,7 +36,7 @@ class FakeKB:
     def __init__(self, name: str = "demo", texts: Sequence[tuple[str, str]] = TEXTS, app: str | None = None):
         self.name = name
         self.calls: list[dict[str, Any]] = []
-        self.config = type("Cfg", (), {"app": app})()
+        self.config = KBConfig(name=name, embedder="hash", dim=8, app=app)
         self.chunks = [
             Chunk(id=f"{doc}#{i}", doc_id=doc, text=text, title=doc.split("/")[-1], metadata={"n": i})
             for i, (doc, text) in enumerate(texts)

@@ -112,7 +112,7 @@ async def zhiwen_error_handler(request: Request, exc: Exception) -> JSONResponse
         data["detail"] = exc.detail
     if exc.data is not None:
         data["extra"] = jsonable_encoder(exc.data)
-    headers = dict(getattr(exc, "headers", None) or {})  # e.g. Retry-After of a 503
+    headers = dict(exc.headers)  # e.g. Retry-After of a 503
     if exc.http_status == 401:
         headers["WWW-Authenticate"] = "Bearer"
     return error_response(exc.http_status, exc.code, exc.message, data or None, headers or None)

@@ -198,7 +198,7 @@ def zhiwen_error_response(exc: zerr.ZhiwenError) -> JSONResponse:
     status, body = describe_zhiwen_error(exc)
     if status >= 500:
         log.warning("request failed: %s", exc, extra={"code": exc.code})
-    headers = dict(getattr(exc, "headers", None) or {})  # e.g. Retry-After of a 503
+    headers = dict(exc.headers)  # e.g. Retry-After of a 503
     if status == 401:
         headers["WWW-Authenticate"] = "Bearer"
     return JSONResponse(body, status_code=status, headers=headers or None)

@@ -36,7 +36,7 @@ def _describe(registry: KBRegistry, name: str) -> dict[str, Any]:
         kb = registry.get(name)
         info = kb.info()
         out["info"] = info
-        out["app"] = getattr(getattr(kb, "config", None), "app", None) or out["app"]
+        out["app"] = kb.config.app or out["app"]
     except ZhiwenError as exc:
         out["error"] = exc.message
     except Exception as exc:  # one broken KB must not hide the others
@@ -73,8 +73,8 @@ async def kb_info(kb: KnowledgeBase = Depends(get_kb)) -> dict[str, Any]:
     return ok(
         {
             "name": kb.name,
-            "app": getattr(kb.config, "app", None),
-            "embedder": getattr(kb.config, "embedder", None),
+            "app": kb.config.app,
+            "embedder": kb.config.embedder,
             "info": info,
         }
     )

@@ -92,7 +92,7 @@ async def ask(body: AskIn, ctx: AppContext = Depends(get_app_context)) -> dict[s
             f"max_results must be in 1..{limit}", message=f"max_results 必须在 1 到 {limit} 之间"
         )
     kb = await run_in_threadpool(ctx.open_kb, body.kb)
-    owner = getattr(kb.config, "app", None)
+    owner = kb.config.app
     if owner not in (None, app.name):
         raise InvalidParameter(
             f"knowledge base {body.kb!r} belongs to app {owner!r}",
