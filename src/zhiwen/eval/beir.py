@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from zhiwen.config import Settings, get_settings
+from zhiwen.config import RetrievalSettings, Settings, get_settings
 from zhiwen.errors import IngestError, InvalidParameter
 from zhiwen.eval.metrics import score_run
 from zhiwen.kb import KnowledgeBase, open_kb
@@ -426,30 +426,66 @@ def resolve_params(kb: KnowledgeBase, spec: RunSpec, tuning: KBTuning | None) ->
     """The run's parameters: the spec's, else the KB's tuning, else the KB's settings."""
     settings = kb.retriever.settings
     sources: dict[str, str] = {}
-    weights = spec.weights
     fusion = spec.fusion or settings.fusion
-    if weights is not None:
+    weights = _run_weights(spec, tuning, fusion, sources)
+    bm25 = _run_bm25(spec, tuning, settings, sources)
+    feedback = _run_feedback(kb, spec, tuning, sources)
+    report = _params_report(spec, settings, fusion, weights, bm25)
+    report["feedback"] = feedback.to_dict()
+    report["sources"] = sources
+    return ResolvedParams(weights=weights, bm25=bm25, feedback=feedback, report=report)
+
+
+def _run_weights(
+    spec: RunSpec, tuning: KBTuning | None, fusion: str, sources: dict[str, str]
+) -> tuple[float, float] | None:
+    """The fusion weights a run passes (None: the KB's own); ``sources`` says where from."""
+    if spec.weights is not None:
         sources["fusion"] = "run"
-    elif tuning is not None and tuning.dense_alpha is not None and fusion != "rrf":
-        weights = (1.0 - tuning.dense_alpha, tuning.dense_alpha)
+        return spec.weights
+    if tuning is not None and tuning.dense_alpha is not None and fusion != "rrf":
         sources["fusion"] = "tuning.json"
-    bm25 = spec.bm25
-    if bm25 is not None:
+        return (1.0 - tuning.dense_alpha, tuning.dense_alpha)
+    return None
+
+
+def _run_bm25(
+    spec: RunSpec, tuning: KBTuning | None, settings: RetrievalSettings, sources: dict[str, str]
+) -> tuple[float, float] | None:
+    """BM25's ``(k1, b)`` a run passes (None: the KB's own); ``sources`` says where from."""
+    if spec.bm25 is not None:
         sources["bm25"] = "run"
-    elif tuning is not None and (tuning.bm25_k1 is not None or tuning.bm25_b is not None):
-        bm25 = (
+        return spec.bm25
+    if tuning is not None and (tuning.bm25_k1 is not None or tuning.bm25_b is not None):
+        sources["bm25"] = "tuning.json"
+        return (
             tuning.bm25_k1 if tuning.bm25_k1 is not None else settings.bm25_k1 or _BM25_DEFAULTS[0],
             tuning.bm25_b if tuning.bm25_b is not None else settings.bm25_b or _BM25_DEFAULTS[1],
         )
-        sources["bm25"] = "tuning.json"
-    feedback = spec.feedback
-    if feedback is not None:
+    return None
+
+
+def _run_feedback(
+    kb: KnowledgeBase, spec: RunSpec, tuning: KBTuning | None, sources: dict[str, str]
+) -> FeedbackParams:
+    """The run's feedback: the spec's, else the tuning's over the KB's, else the KB's."""
+    if spec.feedback is not None:
         sources["feedback"] = "run"
-    elif tuning is not None and tuning.feedback:
-        feedback = FeedbackParams.from_mapping(tuning.feedback, base=kb.retriever.feedback)
+        return spec.feedback
+    if tuning is not None and tuning.feedback:
         sources["feedback"] = "tuning.json"
-    else:
-        feedback = kb.retriever.feedback
+        return FeedbackParams.from_mapping(tuning.feedback, base=kb.retriever.feedback)
+    return kb.retriever.feedback
+
+
+def _params_report(
+    spec: RunSpec,
+    settings: RetrievalSettings,
+    fusion: str,
+    weights: tuple[float, float] | None,
+    bm25: tuple[float, float] | None,
+) -> dict[str, Any]:
+    """BM25's and (hybrid runs) the fusion's effective values, in words for the report."""
     if weights is not None:
         w = weights
     elif fusion == "rrf":
@@ -464,9 +500,7 @@ def resolve_params(kb: KnowledgeBase, spec: RunSpec, tuning: KBTuning | None) ->
         report["weights"] = [round(float(x), 4) for x in w]
         if fusion != "rrf":
             report["dense_alpha"] = round(float(w[1]) / float(sum(w)), 4) if sum(w) > 0 else None
-    report["feedback"] = feedback.to_dict()
-    report["sources"] = sources
-    return ResolvedParams(weights=weights, bm25=bm25, feedback=feedback, report=report)
+    return report
 
 
 def resolve_specs(mode: str | RunSpec | Sequence[str | RunSpec], fusion: str | None = None) -> list[RunSpec]:

@@ -220,10 +220,7 @@ def tune_kb(
     ]
     dev, held = split_halves(labelled, dev_half)
     mode = "hybrid" if kb.retriever.has_vectors else "bm25"
-    grid = dict(grid or GRID)
-    if mode == "bm25":
-        grid.pop("dense_alpha", None)
-        grid.pop("feedback.vector_weight", None)
+    grid = _grid_for(mode, grid)
 
     vectors: dict[str, np.ndarray] = {}
     if mode == "hybrid":
@@ -240,28 +237,9 @@ def tune_kb(
     best_score = scorer.metrics(current, dev)[metric]
     dev_before = best_score
     trials = [Trial(dict(current), best_score)]
+    search = _CoordinateSearch(scorer, dev, metric, min_gain, trials, on_trial)
     for _ in range(max(1, rounds)):
-        moved = False
-        for name, values in grid.items():
-            if (
-                name.startswith("feedback.")
-                and name != "feedback.enabled"
-                and not current["feedback.enabled"]
-            ):
-                continue  # knobs of a switched-off feedback change nothing
-            choice, choice_score = current[name], best_score
-            for value in values:
-                if value == current[name]:
-                    continue
-                candidate = {**current, name: value}
-                score = scorer.metrics(candidate, dev)[metric]
-                trials.append(Trial(candidate, score))
-                if score > choice_score and score > best_score + min_gain:
-                    choice, choice_score = value, score
-                if on_trial is not None:
-                    on_trial(name, value, score, max(best_score, choice_score))
-            if choice != current[name]:
-                current[name], best_score, moved = choice, choice_score, True
+        best_score, moved = search.one_round(grid, current, best_score)
         if not moved:
             break
 
@@ -299,6 +277,62 @@ def tune_kb(
         trials=trials,
         seconds=time.perf_counter() - started,
     )
+
+
+def _grid_for(mode: str, grid: Mapping[str, Sequence[Any]] | None) -> dict[str, Sequence[Any]]:
+    """The values to try; without vectors, no dense knob."""
+    out = dict(grid or GRID)
+    if mode == "bm25":
+        out.pop("dense_alpha", None)
+        out.pop("feedback.vector_weight", None)
+    return out
+
+
+@dataclass
+class _CoordinateSearch:
+    """One parameter at a time, each value of the grid scored on the dev half; a value is
+    taken when it beats the best so far by more than ``min_gain``."""
+
+    scorer: _Scorer
+    dev: list[str]
+    metric: str
+    min_gain: float
+    trials: list[Trial]
+    on_trial: Callable[[str, Any, float, float], None] | None
+
+    def one_round(
+        self, grid: Mapping[str, Sequence[Any]], current: dict[str, Any], best_score: float
+    ) -> tuple[float, bool]:
+        """Every parameter once (``current`` updated in place): the best score, and whether
+        anything moved."""
+        moved = False
+        for name, values in grid.items():
+            if (
+                name.startswith("feedback.")
+                and name != "feedback.enabled"
+                and not current["feedback.enabled"]
+            ):
+                continue  # knobs of a switched-off feedback change nothing
+            choice, choice_score = self._best_value(name, values, current, best_score)
+            if choice != current[name]:
+                current[name], best_score, moved = choice, choice_score, True
+        return best_score, moved
+
+    def _best_value(
+        self, name: str, values: Sequence[Any], current: dict[str, Any], best_score: float
+    ) -> tuple[Any, float]:
+        choice, choice_score = current[name], best_score
+        for value in values:
+            if value == current[name]:
+                continue
+            candidate = {**current, name: value}
+            score = self.scorer.metrics(candidate, self.dev)[self.metric]
+            self.trials.append(Trial(candidate, score))
+            if score > choice_score and score > best_score + self.min_gain:
+                choice, choice_score = value, score
+            if self.on_trial is not None:
+                self.on_trial(name, value, score, max(best_score, choice_score))
+        return choice, choice_score
 
 
 def read_queries(path: Path) -> dict[str, str]:

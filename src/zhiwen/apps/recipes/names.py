@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,37 +179,50 @@ class DishCatalog:
         texts = expand_variants(question) + [v for v in expand_variants(phrase) if v]
         phrases = [v for v in expand_variants(phrase) if len(v) >= 2]
         best: dict[str, DishMatch] = {}
+        found = self._contained(texts)
+        for m in found if found else self._fuzzy(phrases, min_ratio):
+            cur = best.get(m.dish.doc_id)
+            if cur is None or m.score > cur.score:
+                best[m.dish.doc_id] = m
+        return _best_matches(list(best.values()), limit)
 
-        def add(dish: Dish, score: float, via: str) -> None:
-            cur = best.get(dish.doc_id)
-            if cur is None or score > cur.score:
-                best[dish.doc_id] = DishMatch(dish, score, via)
+    def _contained(self, texts: list[str]) -> list[DishMatch]:
+        """Dishes whose name (two characters or more) is in one of ``texts``."""
+        return [
+            DishMatch(dish, 100.0 + len(name), "contains")
+            for name in self._names
+            if len(name) >= 2 and any(name in t for t in texts)
+            for dish in self._by_name[name]
+        ]
 
+    def _fuzzy(self, phrases: list[str], min_ratio: float) -> Iterator[DishMatch]:
+        """Dishes whose name is like one of ``phrases`` (at least ``min_ratio``)."""
+        if not phrases:
+            return
         for name in self._names:
-            if len(name) >= 2 and any(name in t for t in texts):
+            score = max(fuzz.ratio(p, name) for p in phrases)
+            # a short phrase inside a longer name (红烧肉 ⊂ 简易红烧肉) is a good partial match
+            if any(len(p) >= 2 and p in name for p in phrases):
+                score = max(score, 70.0 + 25.0 * max(len(p) for p in phrases if p in name) / len(name))
+            if score >= min_ratio:
                 for dish in self._by_name[name]:
-                    add(dish, 100.0 + len(name), "contains")
-        if not best and phrases:
-            for name in self._names:
-                score = max(fuzz.ratio(p, name) for p in phrases)
-                # a short phrase inside a longer name (红烧肉 ⊂ 简易红烧肉) is a good partial match
-                if any(len(p) >= 2 and p in name for p in phrases):
-                    score = max(score, 70.0 + 25.0 * max(len(p) for p in phrases if p in name) / len(name))
-                if score >= min_ratio:
-                    for dish in self._by_name[name]:
-                        add(dish, score, "fuzzy")
-        ranked = sorted(best.values(), key=lambda m: (-m.score, len(m.name), m.dish.doc_id))
-        if not ranked:
-            return []
-        # names inside another contained name are shadowed (葱油 ⊂ 葱油拌面)
-        if ranked[0].via == "contains":
-            longest = [m for m in ranked if m.via == "contains"]
-            ranked = [m for m in longest if not any(m.name != o.name and m.name in o.name for o in longest)]
-        top = ranked[0].score
-        return [m for m in ranked if m.score >= top - 10][:limit]
+                    yield DishMatch(dish, score, "fuzzy")
 
     def filter(self, predicate: Any) -> list[Dish]:
         return [d for d in self.dishes if predicate(d.metadata)]
+
+
+def _best_matches(matches: list[DishMatch], limit: int) -> list[DishMatch]:
+    """Best first, within 10 points of the best; names inside another contained name are
+    shadowed (葱油 ⊂ 葱油拌面)."""
+    ranked = sorted(matches, key=lambda m: (-m.score, len(m.name), m.dish.doc_id))
+    if not ranked:
+        return []
+    if ranked[0].via == "contains":
+        longest = [m for m in ranked if m.via == "contains"]
+        ranked = [m for m in longest if not any(m.name != o.name and m.name in o.name for o in longest)]
+    top = ranked[0].score
+    return [m for m in ranked if m.score >= top - 10][:limit]
 
 
 # -- one catalog per KB revision ---------------------------------------------------------------
