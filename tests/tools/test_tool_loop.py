@@ -200,7 +200,7 @@ def test_a_hanging_llm_times_out_into_the_planner(fake: FakeOpenAI, llm: OpenAIC
     planner = RecordingPlanner(PlannedCall("add", {"a": 1, "b": 1}))
     t0 = time.perf_counter()
     result = run_tool_loop(REGISTRY, QUESTION, llm=llm, planner=planner, timeout_s=0.3)
-    assert time.perf_counter() - t0 < 2.5
+    assert time.perf_counter() - t0 < 8.0  # the 0.3 s timeout fired, not the 10 s hang
     assert result.fallback_reason == "timeout" and not result.llm_used
     assert result.calls[0].result == {"sum": 2}
 
