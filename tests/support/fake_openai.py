@@ -32,6 +32,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -71,34 +72,10 @@ class Reply:
 
     @classmethod
     def fault(cls, kind: str, *, delay_s: float = 30.0) -> Reply:
-        if kind == "hang":
-            return cls(delay_s=delay_s, kind=kind)
-        if kind in ("500", "503"):
-            return cls(status=int(kind), raw_body='{"error": {"message": "internal error"}}', kind=kind)
-        if kind == "429":
-            return cls(
-                status=429,
-                raw_body='{"error": {"message": "rate limit"}}',
-                headers={"Retry-After": "0"},
-                kind=kind,
-            )
-        if kind == "401":
-            return cls(status=401, raw_body='{"error": {"message": "invalid api key"}}', kind=kind)
-        if kind == "404":
-            return cls(status=404, raw_body='{"error": {"message": "model not found"}}', kind=kind)
-        if kind == "malformed":
-            return cls(raw_body='{"choices": [{"message": {"content": "oops"', kind=kind)
-        if kind == "empty":
-            return cls(content="", kind=kind)
-        if kind == "bad_json":
-            return cls(content="这不是 JSON，抱歉。", kind=kind)
-        if kind in ("drop", "broken_stream"):
-            return cls(kind=kind)
-        if kind == "truncated":
-            return cls(content="被截断的回答。" * 10, kind=kind)
-        if kind == "drip":
-            return cls(content="一点一点地说。" * 20, drip_s=1.0, kind=kind)
-        raise ValueError(f"unknown fault {kind!r}; one of {FAULTS}")
+        make = _FAULT_REPLIES.get(kind)
+        if make is None:
+            raise ValueError(f"unknown fault {kind!r}; one of {FAULTS}")
+        return make(delay_s)
 
     @classmethod
     def tool_call(cls, name: str, arguments: dict[str, Any] | str, call_id: str = "call_1") -> Reply:
@@ -107,6 +84,28 @@ class Reply:
             content="",
             tool_calls=[{"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}],
         )
+
+
+def _error(status: int, message: str, kind: str, **extra: Any) -> Reply:
+    return Reply(status=status, raw_body=json.dumps({"error": {"message": message}}), kind=kind, **extra)
+
+
+# each fault's reply, made afresh per call (tests change a reply's headers)
+_FAULT_REPLIES: dict[str, Callable[[float], Reply]] = {
+    "hang": lambda delay_s: Reply(delay_s=delay_s, kind="hang"),
+    "500": lambda _: _error(500, "internal error", "500"),
+    "503": lambda _: _error(503, "internal error", "503"),
+    "429": lambda _: _error(429, "rate limit", "429", headers={"Retry-After": "0"}),
+    "401": lambda _: _error(401, "invalid api key", "401"),
+    "404": lambda _: _error(404, "model not found", "404"),
+    "malformed": lambda _: Reply(raw_body='{"choices": [{"message": {"content": "oops"', kind="malformed"),
+    "empty": lambda _: Reply(content="", kind="empty"),
+    "bad_json": lambda _: Reply(content="这不是 JSON，抱歉。", kind="bad_json"),
+    "drop": lambda _: Reply(kind="drop"),
+    "broken_stream": lambda _: Reply(kind="broken_stream"),
+    "truncated": lambda _: Reply(content="被截断的回答。" * 10, kind="truncated"),
+    "drip": lambda _: Reply(content="一点一点地说。" * 20, drip_s=1.0, kind="drip"),
+}
 
 
 class FakeOpenAI:
@@ -122,7 +121,7 @@ class FakeOpenAI:
         self._stop = threading.Event()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     # -- control -------------------------------------------------------------------------------
@@ -159,110 +158,9 @@ class FakeOpenAI:
             return self._script.popleft() if self._script else self.default
 
     def start(self) -> FakeOpenAI:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # else every call waits ~40 ms for a delayed ACK
-
-            def log_message(self, format: str, *args: Any) -> None:  # silence stderr
-                pass
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {"_raw": raw.decode("utf-8", "replace")}
-                path = self.path.rstrip("/")
-                if not path.endswith(("/chat/completions", "/embeddings")):
-                    self._send(404, '{"error": {"message": "not found"}}')
-                    return
-                reply = fake._next(body, {k.lower(): v for k, v in self.headers.items()})
-                if reply.delay_s:
-                    fake._stop.wait(reply.delay_s)
-                if reply.kind == "drop":
-                    self.close_connection = True
-                    self.connection.close()
-                    return
-                if reply.raw_body is not None or reply.status != 200:
-                    self._send(reply.status, reply.raw_body or "{}", reply.headers)
-                    return
-                if path.endswith("/embeddings"):
-                    text = json.dumps(_embeddings(body, fake.embedding_dim))
-                    self._send(200, text, reply.headers, drip_s=reply.drip_s)
-                    return
-                if body.get("stream"):
-                    self._stream(body, reply)
-                    return
-                text = json.dumps(_completion(body, reply), ensure_ascii=False)
-                if reply.kind == "truncated":
-                    self._send_truncated(text)
-                    return
-                self._send(200, text, reply.headers, drip_s=reply.drip_s)
-
-            def _send_truncated(self, text: str) -> None:
-                data = text.encode("utf-8")
-                try:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data[: len(data) // 2])
-                    self.wfile.flush()
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-                self.close_connection = True
-
-            def _send(
-                self, status: int, text: str, headers: dict[str, str] | None = None, *, drip_s: float = 0.0
-            ) -> None:
-                data = text.encode("utf-8")
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for k, v in (headers or {}).items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    self._write(data, drip_s)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-            def _write(self, data: bytes, drip_s: float = 0.0) -> None:
-                if drip_s <= 0:
-                    self.wfile.write(data)
-                    self.wfile.flush()
-                    return
-                for i in range(len(data)):
-                    if fake._stop.wait(drip_s):
-                        return
-                    self.wfile.write(data[i : i + 1])
-                    self.wfile.flush()
-
-            def _stream(self, body: dict[str, Any], reply: Reply) -> None:
-                try:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "text/event-stream")
-                    self.send_header("Cache-Control", "no-cache")
-                    self.send_header("Connection", "close")
-                    self.end_headers()
-                    self.close_connection = True
-                    events = _stream_events(body, reply)
-                    if reply.kind == "broken_stream":
-                        events = [*events[:1], "{not json"]
-                    elif reply.kind == "truncated":
-                        events = events[:2]  # no finish chunk, no [DONE]: the connection just ends
-                    for event in events:
-                        self._write(f"data: {event}\n\n".encode(), reply.drip_s)
-                        if fake._stop.is_set():
-                            return
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
         self._stop.clear()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.fake = self
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-openai", daemon=True
@@ -285,6 +183,120 @@ class FakeOpenAI:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class _Server(ThreadingHTTPServer):
+    fake: FakeOpenAI
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # else every call waits ~40 ms for a delayed ACK
+
+    server: _Server  # the one that holds the fake
+
+    def log_message(self, format: str, *args: Any) -> None:  # silence stderr
+        pass
+
+    def do_POST(self) -> None:
+        body = self._read_body()
+        path = self.path.rstrip("/")
+        if not path.endswith(("/chat/completions", "/embeddings")):
+            self._send(404, '{"error": {"message": "not found"}}')
+            return
+        fake = self.server.fake
+        reply = fake._next(body, {k.lower(): v for k, v in self.headers.items()})
+        if reply.delay_s:
+            fake._stop.wait(reply.delay_s)
+        if reply.kind == "drop":
+            self.close_connection = True
+            self.connection.close()
+        elif reply.raw_body is not None or reply.status != 200:
+            self._send(reply.status, reply.raw_body or "{}", reply.headers)
+        elif path.endswith("/embeddings"):
+            text = json.dumps(_embeddings(body, fake.embedding_dim))
+            self._send(200, text, reply.headers, drip_s=reply.drip_s)
+        else:
+            self._complete(body, reply)
+
+    def _read_body(self) -> dict[str, Any]:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body: dict[str, Any] = json.loads(raw or b"{}")
+        except ValueError:
+            body = {"_raw": raw.decode("utf-8", "replace")}
+        return body
+
+    def _complete(self, body: dict[str, Any], reply: Reply) -> None:
+        """A chat completion: streamed, cut short, or whole."""
+        if body.get("stream"):
+            self._stream(body, reply)
+            return
+        text = json.dumps(_completion(body, reply), ensure_ascii=False)
+        if reply.kind == "truncated":
+            self._send_truncated(text)
+            return
+        self._send(200, text, reply.headers, drip_s=reply.drip_s)
+
+    def _send_truncated(self, text: str) -> None:
+        data = text.encode("utf-8")
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[: len(data) // 2])
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.close_connection = True
+
+    def _send(
+        self, status: int, text: str, headers: dict[str, str] | None = None, *, drip_s: float = 0.0
+    ) -> None:
+        data = text.encode("utf-8")
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self._write(data, drip_s)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _write(self, data: bytes, drip_s: float = 0.0) -> None:
+        if drip_s <= 0:
+            self.wfile.write(data)
+            self.wfile.flush()
+            return
+        for i in range(len(data)):
+            if self.server.fake._stop.wait(drip_s):
+                return
+            self.wfile.write(data[i : i + 1])
+            self.wfile.flush()
+
+    def _stream(self, body: dict[str, Any], reply: Reply) -> None:
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            events = _stream_events(body, reply)
+            if reply.kind == "broken_stream":
+                events = [*events[:1], "{not json"]
+            elif reply.kind == "truncated":
+                events = events[:2]  # no finish chunk, no [DONE]: the connection just ends
+            for event in events:
+                self._write(f"data: {event}\n\n".encode(), reply.drip_s)
+                if self.server.fake._stop.is_set():
+                    return
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
 
 def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
