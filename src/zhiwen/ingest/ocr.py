@@ -65,7 +65,7 @@ class OcrEngine:
         self.recognized = 0
 
     def _engine(self) -> Any:
-        engine = getattr(self._local, "engine", None)
+        engine = getattr(self._local, "engine", None)  # thread-local: one engine per pool thread
         if engine is None:
             from rapidocr_onnxruntime import RapidOCR
 

@@ -90,7 +90,7 @@ def deferred() -> Iterator[None]:
         yield
     finally:
         _STATE.deferring -= 1
-        pending = getattr(_STATE, "pending", None)
+        pending = getattr(_STATE, "pending", None)  # thread-local: unset in a thread never deferred
         if pending is not None and not _STATE.deferring:
             _STATE.pending = None
             raise KeyboardInterrupt

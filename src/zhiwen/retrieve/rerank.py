@@ -54,6 +54,7 @@ from typing import Any, Protocol, runtime_checkable
 import httpx2
 from starlette.concurrency import run_in_threadpool
 
+from zhiwen.config import RerankKnobs, RerankSettings
 from zhiwen.documents import SearchHit
 from zhiwen.errors import InvalidParameter, ZhiwenError
 from zhiwen.metrics import FALLBACKS, RERANK_FAILURES, RERANK_LATENCY
@@ -322,7 +323,7 @@ _CACHE: dict[tuple[Any, ...], Reranker] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def get_reranker(cfg: Any, *, api_key: str | None = None) -> Reranker:
+def get_reranker(cfg: RerankKnobs, *, api_key: str | None = None) -> Reranker:
     """Reranker for a rerank settings object (static ``RerankSettings`` or the dynamic one).
 
     ``api_key`` (remote backend) defaults to ``cfg.api_key``; the runtime settings never hold
@@ -331,30 +332,22 @@ def get_reranker(cfg: Any, *, api_key: str | None = None) -> Reranker:
     Cached per (backend, model, device, endpoint, batch size), so the model loads once and a
     runtime settings change to another model builds a new one.
     """
-    backend = getattr(cfg, "backend", "cross_encoder")
-    key = (
-        backend,
-        cfg.model,
-        getattr(cfg, "device", "cpu"),
-        getattr(cfg, "endpoint", None),
-        cfg.batch_size,
-        getattr(cfg, "timeout_s", 30.0),
-    )
+    backend = cfg.backend
+    key = (backend, cfg.model, cfg.device, cfg.endpoint, cfg.batch_size, cfg.timeout_s)
     with _CACHE_LOCK:
         reranker = _CACHE.get(key)
         if reranker is None:
             if backend == "remote":
                 reranker = RemoteReranker(
-                    getattr(cfg, "endpoint", None) or "",
+                    cfg.endpoint or "",
                     model=cfg.model,
-                    api_key=api_key or getattr(cfg, "api_key", None),
-                    timeout_s=getattr(cfg, "timeout_s", 30.0),
+                    # the static settings hold the key; the runtime ones never hold secrets
+                    api_key=api_key or (cfg.api_key if isinstance(cfg, RerankSettings) else None),
+                    timeout_s=cfg.timeout_s,
                     batch_size=max(cfg.batch_size, 1),
                 )
             elif backend == "cross_encoder":
-                reranker = CrossEncoderReranker(
-                    cfg.model, device=getattr(cfg, "device", "cpu"), batch_size=cfg.batch_size
-                )
+                reranker = CrossEncoderReranker(cfg.model, device=cfg.device, batch_size=cfg.batch_size)
             else:
                 raise InvalidParameter(
                     f"unknown rerank backend {backend!r}", message=f"未知的重排后端：{backend}"
@@ -466,9 +459,8 @@ def rerank_hits(
     try:
         model = reranker() if callable(reranker) and not isinstance(reranker, Reranker) else reranker
         assert isinstance(model, Reranker)
-        check = getattr(model, "check", None)
-        if callable(check):
-            check()  # a remembered missing model: fused order at once, nothing waits
+        if isinstance(model, CrossEncoderReranker):
+            model.check()  # a remembered missing model: fused order at once, nothing waits
         scores = _score(model, query, [h.chunk.text for h in pool], timeout_s)
     except Exception as exc:
         outcome.seconds = time.perf_counter() - t0

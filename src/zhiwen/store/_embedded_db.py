@@ -113,6 +113,7 @@ class ChunkDB(ChunkWrites):
         """A per-thread read connection (WAL readers never block the writer)."""
         if self.closed:
             raise StoreUnavailable("store is closed", message="知识库存储已关闭")
+        # thread-local: each thread opens its own connection on first use
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._connect()

@@ -53,6 +53,7 @@ _held = threading.local()
 
 
 def _depths() -> dict[Hashable, int]:
+    # thread-local: a thread that never took a lock has no depths yet
     depths: dict[Hashable, int] | None = getattr(_held, "depths", None)
     if depths is None:
         depths = _held.depths = {}

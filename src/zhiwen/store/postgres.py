@@ -361,6 +361,7 @@ class PostgresStore:
 
 def _as_array(value: Any) -> np.ndarray:
     """A pgvector ``Vector`` (or a plain sequence) as float32."""
+    # a third-party value: pgvector's ``Vector`` converts itself, a plain sequence does not
     to_numpy = getattr(value, "to_numpy", None)
     return np.asarray(to_numpy() if to_numpy is not None else value, dtype=np.float32)
 
