@@ -6,7 +6,7 @@ expects every returned listing to satisfy. Used by the tests and ``bench/bench_l
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 # (question, constraints). Keys: district (str | list), bankuai (list), price_min, price_max,
@@ -158,67 +158,96 @@ SH_DEFECT_QUESTIONS: list[tuple[str, dict[str, Any]]] = [
 def check(meta: Mapping[str, Any], c: Mapping[str, Any]) -> list[str]:
     """The constraints of ``c`` that listing ``meta`` breaks (empty = satisfies all)."""
     bad: list[str] = []
-
-    def num(key: str) -> float | None:
-        v = meta.get(key)
-        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
-
-    if "district" in c:
-        allowed = [c["district"]] if isinstance(c["district"], str) else c["district"]
-        if meta.get("district") not in allowed:
-            bad.append("district")
-    if "not_district" in c and meta.get("district") in c["not_district"]:
-        bad.append("not_district")
-    if "bankuai" in c and meta.get("bankuai") not in c["bankuai"]:
-        bad.append("bankuai")
-    price = num("price")
-    if "price_min" in c and (price is None or price < c["price_min"]):
-        bad.append("price_min")
-    if "price_max" in c and (price is None or price > c["price_max"]):
-        bad.append("price_max")
-    area = num("area")
-    if "area_min" in c and (area is None or area < c["area_min"]):
-        bad.append("area_min")
-    if "area_max" in c and (area is None or area > c["area_max"]):
-        bad.append("area_max")
-    if "rooms" in c:
-        rooms = meta.get("rooms")
-        lo, hi = (c["rooms"], c["rooms"]) if isinstance(c["rooms"], int) else c["rooms"]
-        if not isinstance(rooms, int) or rooms < lo or (hi is not None and rooms > hi):
-            bad.append("rooms")
-    if "halls" in c and meta.get("halls") != c["halls"]:
-        bad.append("halls")
-    if "elevator" in c and meta.get("elevator") is not c["elevator"]:
-        bad.append("elevator")
-    if "decoration" in c and meta.get("decoration") not in c["decoration"]:
-        bad.append("decoration")
-    if "not_decoration" in c and meta.get("decoration") in c["not_decoration"]:
-        bad.append("not_decoration")
-    if "floor" in c and meta.get("floor_level") not in c["floor"]:
-        bad.append("floor")
-    if "not_floor" in c and meta.get("floor_level") in c["not_floor"]:
-        bad.append("not_floor")
-    if c.get("facing_south") and "南" not in str(meta.get("orientation") or "").split():
-        bad.append("facing_south")
-    if c.get("north_south"):
-        parts = str(meta.get("orientation") or "").split()
-        if "南" not in parts or "北" not in parts:
-            bad.append("north_south")
-    unit_price = num("unit_price")
-    if "unit_price_min" in c and (unit_price is None or unit_price < c["unit_price_min"]):
-        bad.append("unit_price_min")
-    if "unit_price_max" in c and (unit_price is None or unit_price > c["unit_price_max"]):
-        bad.append("unit_price_max")
-    if "building_type" in c and meta.get("building_type") not in c["building_type"]:
-        bad.append("building_type")
-    if "not_building_type" in c and meta.get("building_type") in c["not_building_type"]:
-        bad.append("not_building_type")
-    title = str(meta.get("title") or "")
-    for word in c.get("not_title", ()):
-        if word in title and f"不{word}" not in title and f"远离{word}" not in title:
-            bad.append(f"not_title:{word}")
-    if "build_year_min" in c:
-        by = meta.get("build_year")
-        if not isinstance(by, int) or by < c["build_year_min"]:
-            bad.append("build_year_min")
+    for key, broken in _RULES:
+        if key in c:
+            bad += broken(meta, c[key])
     return bad
+
+
+def _num(meta: Mapping[str, Any], key: str) -> float | None:
+    v = meta.get(key)
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+Rule = Callable[[Mapping[str, Any], Any], list[str]]
+
+
+def _flag(name: str, breaks: Callable[[Mapping[str, Any], Any], bool]) -> Rule:
+    return lambda meta, want: [name] if breaks(meta, want) else []
+
+
+def _in(name: str, field: str) -> Rule:
+    """The listing's ``field`` must be one of the wanted values."""
+    return _flag(name, lambda meta, want: meta.get(field) not in want)
+
+
+def _not_in(name: str, field: str) -> Rule:
+    """The listing's ``field`` must be none of the unwanted values."""
+    return _flag(name, lambda meta, want: meta.get(field) in want)
+
+
+def _at_least(name: str, field: str) -> Rule:
+    return _flag(name, lambda meta, want: (v := _num(meta, field)) is None or v < want)
+
+
+def _at_most(name: str, field: str) -> Rule:
+    return _flag(name, lambda meta, want: (v := _num(meta, field)) is None or v > want)
+
+
+def _district(meta: Mapping[str, Any], want: Any) -> bool:
+    allowed = [want] if isinstance(want, str) else want
+    return meta.get("district") not in allowed
+
+
+def _rooms(meta: Mapping[str, Any], want: Any) -> bool:
+    rooms = meta.get("rooms")
+    lo, hi = (want, want) if isinstance(want, int) else want
+    return not isinstance(rooms, int) or rooms < lo or (hi is not None and rooms > hi)
+
+
+def _facing(meta: Mapping[str, Any]) -> list[str]:
+    return str(meta.get("orientation") or "").split()
+
+
+def _title_words(meta: Mapping[str, Any], words: Any) -> list[str]:
+    title = str(meta.get("title") or "")
+    return [
+        f"not_title:{word}"
+        for word in words
+        if word in title and f"不{word}" not in title and f"远离{word}" not in title
+    ]
+
+
+def _build_year(meta: Mapping[str, Any], want: Any) -> bool:
+    by = meta.get("build_year")
+    return not isinstance(by, int) or by < want
+
+
+# each constraint a listing may break, in the order they are reported
+_RULES: list[tuple[str, Rule]] = [
+    ("district", _flag("district", _district)),
+    ("not_district", _not_in("not_district", "district")),
+    ("bankuai", _in("bankuai", "bankuai")),
+    ("price_min", _at_least("price_min", "price")),
+    ("price_max", _at_most("price_max", "price")),
+    ("area_min", _at_least("area_min", "area")),
+    ("area_max", _at_most("area_max", "area")),
+    ("rooms", _flag("rooms", _rooms)),
+    ("halls", _flag("halls", lambda meta, want: meta.get("halls") != want)),
+    ("elevator", _flag("elevator", lambda meta, want: meta.get("elevator") is not want)),
+    ("decoration", _in("decoration", "decoration")),
+    ("not_decoration", _not_in("not_decoration", "decoration")),
+    ("floor", _in("floor", "floor_level")),
+    ("not_floor", _not_in("not_floor", "floor_level")),
+    ("facing_south", _flag("facing_south", lambda meta, want: bool(want) and "南" not in _facing(meta))),
+    (
+        "north_south",
+        _flag("north_south", lambda meta, want: bool(want) and not {"南", "北"} <= set(_facing(meta))),
+    ),
+    ("unit_price_min", _at_least("unit_price_min", "unit_price")),
+    ("unit_price_max", _at_most("unit_price_max", "unit_price")),
+    ("building_type", _in("building_type", "building_type")),
+    ("not_building_type", _not_in("not_building_type", "building_type")),
+    ("not_title", _title_words),
+    ("build_year_min", _flag("build_year_min", _build_year)),
+]

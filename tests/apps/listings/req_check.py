@@ -7,6 +7,7 @@ contain; ``negations-`` = must not contain; ``decoration_in`` = same set.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -18,14 +19,10 @@ SH = {"上海"}
 
 def check_requirements(req: Requirements, expected: dict[str, Any]) -> None:
     for key, want in expected.items():
-        if key == "rooms":
-            assert (req.rooms_min, req.rooms_max) == want, key
-        elif key == "districts":
-            assert req.districts == want, key
-        elif key == "bankuai":
-            assert req.bankuai == want, key
-        elif key == "exclude":
-            assert [p.district or p.name for p in req.exclude_places] == want, key
+        if key in _EXACT:
+            assert _EXACT[key](req) == want, key
+        elif key == "decoration_in":
+            assert sorted(req.decoration_in) == sorted(want), key
         elif key.endswith("+"):
             have = getattr(req, key[:-1])
             for item in want:
@@ -34,14 +31,25 @@ def check_requirements(req: Requirements, expected: dict[str, Any]) -> None:
             have = getattr(req, key[:-1])
             for item in want:
                 assert item not in have, f"{key}: {item} in {have}"
-        elif key == "decoration_in":
-            assert sorted(req.decoration_in) == sorted(want), key
         else:
-            got = getattr(req, key)
-            if isinstance(want, float | int) and not isinstance(want, bool) and got is not None:
-                assert got == pytest.approx(want), key
-            else:
-                assert got == want, key
+            _check_attribute(req, key, want)
+
+
+# keys that are no attribute of Requirements, or compared in another form
+_EXACT: dict[str, Callable[[Requirements], Any]] = {
+    "rooms": lambda req: (req.rooms_min, req.rooms_max),
+    "districts": lambda req: req.districts,
+    "bankuai": lambda req: req.bankuai,
+    "exclude": lambda req: [p.district or p.name for p in req.exclude_places],
+}
+
+
+def _check_attribute(req: Requirements, key: str, want: Any) -> None:
+    got = getattr(req, key)
+    if isinstance(want, float | int) and not isinstance(want, bool) and got is not None:
+        assert got == pytest.approx(want), key
+    else:
+        assert got == want, key
 
 
 def run_case(question: str, expected: dict[str, Any]) -> None:
