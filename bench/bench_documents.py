@@ -128,6 +128,51 @@ def evidence_recall(
     return hits_ok / len(questions), (page_ok / page_n if page_n else None), page_n, at_one / len(questions)
 
 
+def build_fixtures(work: Path, scan: str) -> dict[str, Path]:
+    """Every statute as markdown, HTML, DOCX and PDF, and the ``scan`` ones (or ``all``) as
+    scanned PDFs: a folder per format under ``work``."""
+    folders = {k: work / k for k in ("markdown", "html", "docx", "pdf", "scanned")}
+    for f in folders.values():
+        f.mkdir()
+    t0 = time.perf_counter()
+    for md in sorted(SHARED.glob("*.md")):
+        built = build_statute_formats(md, work / "build" / md.stem)
+        for kind, path in built.items():
+            path.replace(folders[kind] / path.name)
+    print(f"fixtures built in {time.perf_counter() - t0:.1f}s in {work}", file=sys.stderr)
+    scan_names = None if scan == "all" else [s for s in scan.split(",") if s]
+    for pdf in sorted(folders["pdf"].glob("*.pdf")):
+        if scan_names is None or any(pdf.stem.startswith(s) for s in scan_names):
+            scan_pdf(pdf, folders["scanned"] / pdf.name, scale=2.0)
+    return folders
+
+
+def load_row(results: list[Any], seconds: float, failed: list[Any]) -> dict[str, Any]:
+    """Files, failures, pages and the time per page (or per document) of one format's load."""
+    pages = sum(r.pages or 0 for r in results)
+    row: dict[str, Any] = {"files": len(results), "failed": len(failed), "pages": pages or None}
+    row["ms_per_page" if pages else "ms_per_document"] = round(
+        1000 * seconds / max(1, pages or len(results)), 1
+    )
+    return row
+
+
+def ocr_row(
+    results: list[Any], seconds: float, text_layer: dict[tuple[str, int | None], str]
+) -> dict[str, Any]:
+    """OCR pages per second, and the character error rate against the printed PDF's text layer."""
+    ocr_pages = sum(r.parsed.ocr_pages for r in results if r.parsed)
+    cers = []
+    for r in results:
+        assert r.parsed is not None
+        for page, text in r.parsed.blocks:
+            cers.append(cer(text_layer.get((r.source, page), ""), text))
+    return {
+        "ocr_pages_per_s": round(ocr_pages / seconds, 3),
+        "cer": round(statistics.mean(cers), 4) if cers else None,
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--embedder", default="hash")
@@ -141,21 +186,8 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING)
 
     questions = [json.loads(line) for line in QUESTIONS.read_text("utf-8").splitlines() if line.strip()]
-    statutes = sorted(SHARED.glob("*.md"))
     work = Path(tempfile.mkdtemp(prefix="zhiwen-docs-"))
-    folders = {k: work / k for k in ("markdown", "html", "docx", "pdf", "scanned")}
-    for f in folders.values():
-        f.mkdir()
-    t0 = time.perf_counter()
-    for md in statutes:
-        built = build_statute_formats(md, work / "build" / md.stem)
-        for kind, path in built.items():
-            path.replace(folders[kind] / path.name)
-    print(f"fixtures built in {time.perf_counter() - t0:.1f}s in {work}", file=sys.stderr)
-    scan_names = None if args.scan == "all" else [s for s in args.scan.split(",") if s]
-    for pdf in sorted(folders["pdf"].glob("*.pdf")):
-        if scan_names is None or any(pdf.stem.startswith(s) for s in scan_names):
-            scan_pdf(pdf, folders["scanned"] / pdf.name, scale=2.0)
+    folders = build_fixtures(work, args.scan)
 
     report: dict[str, Any] = {"embedder": args.embedder, "mode": args.mode, "questions": len(questions)}
     report["pdf_libraries"] = compare_pdf_libraries(
@@ -179,24 +211,13 @@ def main() -> None:
         results = load_files(folder, ocr="auto", settings=settings)
         seconds = time.perf_counter() - t0
         failed = [r.error for r in results if r.status != "ok"]
-        pages = sum(r.pages or 0 for r in results)
-        row: dict[str, Any] = {"files": len(results), "failed": len(failed), "pages": pages or None}
-        row["ms_per_page" if pages else "ms_per_document"] = round(
-            1000 * seconds / max(1, pages or len(results)), 1
-        )
+        row = load_row(results, seconds, failed)
         if kind == "pdf":
             text_layer = {
                 (r.source, page): text for r in results if r.parsed for page, text in r.parsed.blocks
             }
         if kind == "scanned":
-            ocr_pages = sum(r.parsed.ocr_pages for r in results if r.parsed)
-            row["ocr_pages_per_s"] = round(ocr_pages / seconds, 3)
-            cers = []
-            for r in results:
-                assert r.parsed is not None
-                for page, text in r.parsed.blocks:
-                    cers.append(cer(text_layer.get((r.source, page), ""), text))
-            row["cer"] = round(statistics.mean(cers), 4) if cers else None
+            row.update(ocr_row(results, seconds, text_layer))
         docs, chunks = file_documents(results, max_chars=800, overlap=80)
         kb = open_kb(f"bench_{kind}", settings=settings, create=True, embedder=args.embedder)
         kb.index_documents(docs, chunks=chunks, prune=True, progress=False)

@@ -139,6 +139,45 @@ def timed(fn: Any, items: list[Any]) -> tuple[list[Any], np.ndarray]:
     return out, secs
 
 
+def build_index(
+    kb: Any, docs: list[Any], chunks: list[Any], *, reindex: bool, progress: bool
+) -> tuple[float, int, bool]:
+    """``(seconds, chunks embedded, rebuilt)``: the KB is reused when it already holds the chunks."""
+    existing = int(kb.info().get("chunks", 0) or 0)
+    if existing == len(chunks) and not reindex:
+        print(f"index: reusing {existing} chunks (--reindex to rebuild)", file=sys.stderr)
+        return 0.0, 0, False
+    t = time.perf_counter()
+    report = kb.index_documents(docs, chunks=chunks, prune=True, progress=progress)
+    build_s, embedded = time.perf_counter() - t, report.embedded
+    print(f"index: {report.chunks} chunks, {embedded} embedded, {build_s:.1f} s", file=sys.stderr)
+    return build_s, embedded, True
+
+
+def langchain_row(
+    args: argparse.Namespace,
+    chunks: list[Any],
+    queries: list[str],
+    qvecs: list[Any],
+    rows: dict[str, dict[str, Any]],
+) -> float:
+    """The LangChain peer's latency row (added to ``rows``); returns its build seconds."""
+    from langchain_peer import LangChainPeer
+
+    texts = [c.embed_text for c in chunks]
+    emb = get_embedder(args.embedder)
+    vecs, n_new = embed_chunks(emb, texts, EmbeddingCache(default_cache_dir(get_settings().home)))
+    print(f"LangChain: building over {len(texts)} chunks ({n_new} embedded)", file=sys.stderr)
+    peer = LangChainPeer([c.id for c in chunks], texts, vecs, k=10)
+    lc_build: float = peer.build_seconds
+    lq = queries[: args.langchain_queries]
+    peer.set_query_vectors(dict(zip(lq, qvecs[: len(lq)], strict=True)))
+    _, secs = timed(peer.search, lq)
+    rows["LangChain Ensemble 0.5/0.5"] = {"latency": Latency.of(secs), "n": len(lq)}
+    print(f"LangChain: {Latency.of(secs)} (build {lc_build:.1f} s)", file=sys.stderr)
+    return lc_build
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--corpus", type=Path, default=DATA / "lawrefbook_core")
@@ -169,15 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     prefix = "bench-scale" if args.backend == "embedded" else f"bench-scale-{args.backend}"
     name = f"{prefix}-{args.embedder}-{len(chunks)}"
     kb = open_kb(name, create=True, embedder=args.embedder, store=store_url)
-    existing = int(kb.info().get("chunks", 0) or 0)
-    if existing == len(chunks) and not args.reindex:
-        build_s, embedded, rebuilt = 0.0, 0, False
-        print(f"index: reusing {existing} chunks (--reindex to rebuild)", file=sys.stderr)
-    else:
-        t = time.perf_counter()
-        report = kb.index_documents(docs, chunks=chunks, prune=True, progress=not args.json)
-        build_s, embedded, rebuilt = time.perf_counter() - t, report.embedded, True
-        print(f"index: {report.chunks} chunks, {embedded} embedded, {build_s:.1f} s", file=sys.stderr)
+    build_s, embedded, rebuilt = build_index(kb, docs, chunks, reindex=args.reindex, progress=not args.json)
 
     queries = make_queries(chunks, args.queries)
     kb.embed_query("预热")
@@ -194,21 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     n_chunks_kb = kb.info().get("chunks", len(chunks))
     kb.close()
 
-    lc_build = None
-    if not args.no_langchain:
-        from langchain_peer import LangChainPeer
-
-        texts = [c.embed_text for c in chunks]
-        emb = get_embedder(args.embedder)
-        vecs, n_new = embed_chunks(emb, texts, EmbeddingCache(default_cache_dir(get_settings().home)))
-        print(f"LangChain: building over {len(texts)} chunks ({n_new} embedded)", file=sys.stderr)
-        peer = LangChainPeer([c.id for c in chunks], texts, vecs, k=10)
-        lc_build = peer.build_seconds
-        lq = queries[: args.langchain_queries]
-        peer.set_query_vectors(dict(zip(lq, qvecs[: len(lq)], strict=True)))
-        _, secs = timed(peer.search, lq)
-        rows["LangChain Ensemble 0.5/0.5"] = {"latency": Latency.of(secs), "n": len(lq)}
-        print(f"LangChain: {Latency.of(secs)} (build {lc_build:.1f} s)", file=sys.stderr)
+    lc_build = None if args.no_langchain else langchain_row(args, chunks, queries, qvecs, rows)
 
     load_after = os.getloadavg()
     hyb = rows["zhiwen hybrid"]["latency"]

@@ -179,177 +179,197 @@ def bench_bm25(
     mask = bucket == 3
     alive = np.ones(n, bool)
 
-    if "zhiwen" in libs:
-
-        def build_zhiwen() -> tuple[BM25Index, dict[str, int]]:
-            vocab: dict[str, int] = {}
-            r_parts, t_parts, f_parts = [], [], []
-            for i, toks in enumerate(tokens):
-                counts: dict[str, int] = {}
-                for t in toks:
-                    counts[t] = counts.get(t, 0) + 1
-                r_parts.append(np.full(len(counts), i, np.int32))
-                t_parts.append(
-                    np.fromiter((vocab.setdefault(t, len(vocab)) for t in counts), np.int32, len(counts))
-                )
-                f_parts.append(np.fromiter(counts.values(), np.float32, len(counts)))
-            seg = Postings.build(np.concatenate(r_parts), np.concatenate(t_parts), np.concatenate(f_parts))
-            lengths = np.fromiter((len(t) for t in tokens), np.float32, n)
-            return BM25Index((seg,), lengths), vocab
-
-        (index, vocab), build = timed(build_zhiwen)
-
-        def q_zhiwen(q: list[str], allowed: np.ndarray | None = None) -> Any:
-            ids = [vocab[t] for t in q if t in vocab]
-            return index.top_k(ids, K, alive=alive, allowed=allowed)
-
-        rows.append(
-            row(
-                "bm25",
-                "zhiwen postings (query-time BM25)",
-                n,
-                build,
-                q_zhiwen,
-                lambda q: q_zhiwen(q, mask),
-                queries,
-                "build excl. tokenising",
-            )
-        )
-        del index
-
-    if "bm25s" in libs:
-        import bm25s
-
-        def build_bm25s() -> Any:
-            r = bm25s.BM25(k1=1.5, b=0.75)
-            r.index(tokens, show_progress=False)
-            return r
-
-        retriever, build = timed(build_bm25s)
-        wmask = mask.astype(np.float32)
-
-        def q_bm25s(q: list[str], weight_mask: np.ndarray | None = None) -> Any:
-            q = [t for t in q if t in retriever.vocab_dict] or ["的"]
-            if q == ["的"] and "的" not in retriever.vocab_dict:
-                return None
-            return retriever.retrieve([q], k=K, show_progress=False, n_threads=0, weight_mask=weight_mask)
-
-        rows.append(
-            row(
-                "bm25",
-                "bm25s 0.3 (precomputed scores)",
-                n,
-                build,
-                q_bm25s,
-                lambda q: q_bm25s(q, wmask),
-                queries,
-            )
-        )
-        del retriever
-
-    if "fts5" in libs:
-
-        def build_fts() -> sqlite3.Connection:
-            conn = sqlite3.connect(":memory:")
-            conn.execute("CREATE VIRTUAL TABLE fts USING fts5(body, bucket UNINDEXED)")
-            conn.executemany(
-                "INSERT INTO fts(rowid, body, bucket) VALUES (?, ?, ?)",
-                ((i, " ".join(t), int(bucket[i])) for i, t in enumerate(tokens)),
-            )
-            conn.commit()
-            return conn
-
-        conn, build = timed(build_fts)
-
-        def fts_query(q: list[str]) -> str:
-            return " OR ".join('"' + t.replace('"', '""') + '"' for t in dict.fromkeys(q))
-
-        def q_fts(q: list[str]) -> Any:
-            return conn.execute(
-                "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?",
-                (fts_query(q), K),
-            ).fetchall()
-
-        def qf_fts(q: list[str]) -> Any:
-            return conn.execute(
-                "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? AND bucket = 3"
-                " ORDER BY bm25(fts) LIMIT ?",
-                (fts_query(q), K),
-            ).fetchall()
-
-        rows.append(
-            row(
-                "bm25",
-                f"SQLite FTS5 {sqlite3.sqlite_version} (k1=1.2)",
-                n,
-                build,
-                q_fts,
-                qf_fts,
-                queries,
-                "in-memory db",
-            )
-        )
-        conn.close()
-
-    if "tantivy" in libs:
-        try:
-            import tantivy
-        except ImportError:
-            console.log("tantivy not installed: skipped")
-        else:
-            tmp = tempfile.mkdtemp(prefix="bench_tantivy_")
-
-            def build_tantivy() -> Any:
-                sb = tantivy.SchemaBuilder()
-                sb.add_text_field("body", stored=False, tokenizer_name="whitespace", index_option="freq")
-                sb.add_unsigned_field("bucket", indexed=True, fast=True)
-                schema = sb.build()
-                idx = tantivy.Index(schema, path=tmp)
-                w = idx.writer(heap_size=200_000_000, num_threads=2)
-                for i, t in enumerate(tokens):
-                    doc = tantivy.Document()
-                    doc.add_text("body", " ".join(t))
-                    doc.add_unsigned("bucket", int(bucket[i]))
-                    w.add_document(doc)
-                w.commit()
-                w.wait_merging_threads()
-                idx.reload()
-                return idx, schema
-
-            (tidx, schema), build = timed(build_tantivy)
-            searcher = tidx.searcher()
-            bucket_q = tantivy.Query.term_query(schema, "bucket", 3)
-
-            def tq(q: list[str]) -> Any:
-                return tantivy.Query.boolean_query(
-                    [
-                        (tantivy.Occur.Should, tantivy.Query.term_query(schema, "body", t))
-                        for t in dict.fromkeys(q)
-                    ]
-                )
-
-            def q_tantivy(q: list[str]) -> Any:
-                return searcher.search(tq(q), K, count=False).hits
-
-            def qf_tantivy(q: list[str]) -> Any:
-                filt = tantivy.Query.boolean_query(
-                    [(tantivy.Occur.Must, tq(q)), (tantivy.Occur.Must, bucket_q)]
-                )
-                return searcher.search(filt, K, count=False).hits
-
-            rows.append(
-                row(
-                    "bm25",
-                    f"tantivy {getattr(tantivy, '__version__', '')}",
-                    n,
-                    build,
-                    q_tantivy,
-                    qf_tantivy,
-                    queries,
-                    "on-disk index",
-                )
-            )
+    for lib, bench in _BM25_LIBS.items():
+        if lib in libs:
+            rows += bench(tokens=tokens, bucket=bucket, queries=queries, n=n, mask=mask, alive=alive)
     return rows
+
+
+def _bm25_zhiwen(*, tokens: Any, bucket: Any, queries: Any, n: Any, mask: Any, alive: Any) -> list[Row]:
+    rows: list[Row] = []
+
+    def build_zhiwen() -> tuple[BM25Index, dict[str, int]]:
+        vocab: dict[str, int] = {}
+        r_parts, t_parts, f_parts = [], [], []
+        for i, toks in enumerate(tokens):
+            counts: dict[str, int] = {}
+            for t in toks:
+                counts[t] = counts.get(t, 0) + 1
+            r_parts.append(np.full(len(counts), i, np.int32))
+            t_parts.append(
+                np.fromiter((vocab.setdefault(t, len(vocab)) for t in counts), np.int32, len(counts))
+            )
+            f_parts.append(np.fromiter(counts.values(), np.float32, len(counts)))
+        seg = Postings.build(np.concatenate(r_parts), np.concatenate(t_parts), np.concatenate(f_parts))
+        lengths = np.fromiter((len(t) for t in tokens), np.float32, n)
+        return BM25Index((seg,), lengths), vocab
+
+    (index, vocab), build = timed(build_zhiwen)
+
+    def q_zhiwen(q: list[str], allowed: np.ndarray | None = None) -> Any:
+        ids = [vocab[t] for t in q if t in vocab]
+        return index.top_k(ids, K, alive=alive, allowed=allowed)
+
+    rows.append(
+        row(
+            "bm25",
+            "zhiwen postings (query-time BM25)",
+            n,
+            build,
+            q_zhiwen,
+            lambda q: q_zhiwen(q, mask),
+            queries,
+            "build excl. tokenising",
+        )
+    )
+    return rows
+
+
+def _bm25_bm25s(*, tokens: Any, bucket: Any, queries: Any, n: Any, mask: Any, alive: Any) -> list[Row]:
+    rows: list[Row] = []
+    import bm25s
+
+    def build_bm25s() -> Any:
+        r = bm25s.BM25(k1=1.5, b=0.75)
+        r.index(tokens, show_progress=False)
+        return r
+
+    retriever, build = timed(build_bm25s)
+    wmask = mask.astype(np.float32)
+
+    def q_bm25s(q: list[str], weight_mask: np.ndarray | None = None) -> Any:
+        q = [t for t in q if t in retriever.vocab_dict] or ["的"]
+        if q == ["的"] and "的" not in retriever.vocab_dict:
+            return None
+        return retriever.retrieve([q], k=K, show_progress=False, n_threads=0, weight_mask=weight_mask)
+
+    rows.append(
+        row(
+            "bm25",
+            "bm25s 0.3 (precomputed scores)",
+            n,
+            build,
+            q_bm25s,
+            lambda q: q_bm25s(q, wmask),
+            queries,
+        )
+    )
+    return rows
+
+
+def _bm25_fts5(*, tokens: Any, bucket: Any, queries: Any, n: Any, mask: Any, alive: Any) -> list[Row]:
+    rows: list[Row] = []
+
+    def build_fts() -> sqlite3.Connection:
+        conn = sqlite3.connect(":memory:")
+        conn.execute("CREATE VIRTUAL TABLE fts USING fts5(body, bucket UNINDEXED)")
+        conn.executemany(
+            "INSERT INTO fts(rowid, body, bucket) VALUES (?, ?, ?)",
+            ((i, " ".join(t), int(bucket[i])) for i, t in enumerate(tokens)),
+        )
+        conn.commit()
+        return conn
+
+    conn, build = timed(build_fts)
+
+    def fts_query(q: list[str]) -> str:
+        return " OR ".join('"' + t.replace('"', '""') + '"' for t in dict.fromkeys(q))
+
+    def q_fts(q: list[str]) -> Any:
+        return conn.execute(
+            "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?",
+            (fts_query(q), K),
+        ).fetchall()
+
+    def qf_fts(q: list[str]) -> Any:
+        return conn.execute(
+            "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? AND bucket = 3 ORDER BY bm25(fts) LIMIT ?",
+            (fts_query(q), K),
+        ).fetchall()
+
+    rows.append(
+        row(
+            "bm25",
+            f"SQLite FTS5 {sqlite3.sqlite_version} (k1=1.2)",
+            n,
+            build,
+            q_fts,
+            qf_fts,
+            queries,
+            "in-memory db",
+        )
+    )
+    conn.close()
+    return rows
+
+
+def _bm25_tantivy(*, tokens: Any, bucket: Any, queries: Any, n: Any, mask: Any, alive: Any) -> list[Row]:
+    rows: list[Row] = []
+    try:
+        import tantivy
+    except ImportError:
+        console.log("tantivy not installed: skipped")
+    else:
+        tmp = tempfile.mkdtemp(prefix="bench_tantivy_")
+
+        def build_tantivy() -> Any:
+            sb = tantivy.SchemaBuilder()
+            sb.add_text_field("body", stored=False, tokenizer_name="whitespace", index_option="freq")
+            sb.add_unsigned_field("bucket", indexed=True, fast=True)
+            schema = sb.build()
+            idx = tantivy.Index(schema, path=tmp)
+            w = idx.writer(heap_size=200_000_000, num_threads=2)
+            for i, t in enumerate(tokens):
+                doc = tantivy.Document()
+                doc.add_text("body", " ".join(t))
+                doc.add_unsigned("bucket", int(bucket[i]))
+                w.add_document(doc)
+            w.commit()
+            w.wait_merging_threads()
+            idx.reload()
+            return idx, schema
+
+        (tidx, schema), build = timed(build_tantivy)
+        searcher = tidx.searcher()
+        bucket_q = tantivy.Query.term_query(schema, "bucket", 3)
+
+        def tq(q: list[str]) -> Any:
+            return tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Should, tantivy.Query.term_query(schema, "body", t))
+                    for t in dict.fromkeys(q)
+                ]
+            )
+
+        def q_tantivy(q: list[str]) -> Any:
+            return searcher.search(tq(q), K, count=False).hits
+
+        def qf_tantivy(q: list[str]) -> Any:
+            filt = tantivy.Query.boolean_query([(tantivy.Occur.Must, tq(q)), (tantivy.Occur.Must, bucket_q)])
+            return searcher.search(filt, K, count=False).hits
+
+        rows.append(
+            row(
+                "bm25",
+                f"tantivy {getattr(tantivy, '__version__', '')}",
+                n,
+                build,
+                q_tantivy,
+                qf_tantivy,
+                queries,
+                "on-disk index",
+            )
+        )
+    return rows
+
+
+# one function per library; rows come in this order
+_BM25_LIBS: dict[str, Callable[..., list[Row]]] = {
+    "zhiwen": _bm25_zhiwen,
+    "bm25s": _bm25_bm25s,
+    "fts5": _bm25_fts5,
+    "tantivy": _bm25_tantivy,
+}
 
 
 # -- vector candidates --------------------------------------------------------------------------
@@ -373,236 +393,275 @@ def bench_vectors(n: int, dim: int, bucket: np.ndarray, libs: set[str]) -> list[
     def exact_ids(q: np.ndarray) -> np.ndarray:
         return exact_top_k(x, q, K, None)[0]
 
-    if "numpy" in libs:
-        rows.append(
-            row(
-                "vector",
-                "numpy f32 exact, einsum (no BLAS)",
-                n,
-                0.0,
-                lambda q: np.argpartition(-np.einsum("ij,j->i", x, q), K)[:K],
-                lambda q: np.argpartition(-np.einsum("ij,j->i", np.take(x, sub, axis=0), q), K)[:K],
-                qlist,
+    for lib, bench in _VECTOR_LIBS.items():
+        if lib in libs:
+            rows += bench(
+                n=n, dim=dim, bucket=bucket, x=x, qs=qs, qlist=qlist, mask=mask, sub=sub, exact_ids=exact_ids
             )
+    return rows
+
+
+def _vectors_numpy(
+    *, n: Any, dim: Any, bucket: Any, x: Any, qs: Any, qlist: Any, mask: Any, sub: Any, exact_ids: Any
+) -> list[Row]:
+    rows: list[Row] = []
+    rows.append(
+        row(
+            "vector",
+            "numpy f32 exact, einsum (no BLAS)",
+            n,
+            0.0,
+            lambda q: np.argpartition(-np.einsum("ij,j->i", x, q), K)[:K],
+            lambda q: np.argpartition(-np.einsum("ij,j->i", np.take(x, sub, axis=0), q), K)[:K],
+            qlist,
         )
-        for threads in (None, 1):
-            with blas_threads(threads):
+    )
+    for threads in (None, 1):
+        with blas_threads(threads):
+            rows.append(
+                row(
+                    "vector",
+                    f"numpy f32 exact, BLAS threads={threads or 'default'}",
+                    n,
+                    0.0,
+                    lambda q: np.argpartition(-(x @ q), K)[:K],
+                    lambda q: np.argpartition(-(x[sub] @ q), K)[:K],
+                    qlist,
+                )
+            )
+    x16 = x.astype(np.float16)
+    rows.append(
+        row(
+            "vector",
+            "numpy f16 exact (no BLAS for f16)",
+            n,
+            0.0,
+            lambda q: np.argpartition(-(x16 @ q.astype(np.float16)), K)[:K],
+            None,
+            qlist[:20],
+        )
+    )
+    return rows
+
+
+def _vectors_zhiwen(
+    *, n: Any, dim: Any, bucket: Any, x: Any, qs: Any, qlist: Any, mask: Any, sub: Any, exact_ids: Any
+) -> list[Row]:
+    rows: list[Row] = []
+
+    def build_vi() -> VectorIndex:
+        has = np.ones(n, bool)
+        h = None
+        if n >= 20_000:
+            h = HNSW.create(dim)
+            h.add(x, n)
+        return VectorIndex(x, has, h)
+
+    vi, build = timed(build_vi)
+    alive = np.ones(n, bool)
+    rec = recall(lambda q: vi.top_k(q, K, allowed=alive)[0], exact_ids, qs)
+    frec = recall(lambda q: vi.top_k(q, K, allowed=mask)[0], lambda q: exact_top_k(x, q, K, mask)[0], qs)
+    rows.append(
+        row(
+            "vector",
+            "zhiwen VectorIndex (exact <20k rows, else faiss HNSW + bitmap filter)",
+            n,
+            build,
+            lambda q: vi.top_k(q, K, allowed=alive),
+            lambda q: vi.top_k(q, K, allowed=mask),
+            qlist,
+            f"recall@10 {rec:.3f}, filtered {frec:.3f}",
+        )
+    )
+    rows.append(
+        row(
+            "vector",
+            "zhiwen VectorIndex, k=100 (the retriever's candidates)",
+            n,
+            None,
+            lambda q: vi.top_k(q, 100, allowed=alive),
+            lambda q: vi.top_k(q, 100, allowed=mask),
+            qlist,
+        )
+    )
+    return rows
+
+
+def _vectors_usearch(
+    *, n: Any, dim: Any, bucket: Any, x: Any, qs: Any, qlist: Any, mask: Any, sub: Any, exact_ids: Any
+) -> list[Row]:
+    rows: list[Row] = []
+    # a candidate that lost to faiss (post-filter only), not a dependency: pip install usearch
+    try:
+        from usearch.index import Index
+    except ImportError:
+        console.log("usearch not installed: skipped")
+    else:
+        for dtype, conn, ef_add, ef in (("f16", 16, 64, 96), ("i8", 16, 64, 96), ("f16", 16, 32, 64)):
+
+            def build_us(dtype: str = dtype, conn: int = conn, ef_add: int = ef_add, ef: int = ef) -> Any:
+                idx = Index(
+                    ndim=dim,
+                    metric="ip",
+                    dtype=dtype,
+                    connectivity=conn,
+                    expansion_add=ef_add,
+                    expansion_search=ef,
+                )
+                idx.add(np.arange(n, dtype=np.uint64), x, threads=2)
+                return idx
+
+            idx, build = timed(build_us)
+            rec = recall(lambda q, idx=idx: idx.search(q, K, threads=1).keys, exact_ids, qs)
+            count = 20 * K  # post-filtering a 10% filter needs ~10x the neighbours, 2x headroom
+            rows.append(
+                row(
+                    "vector",
+                    f"usearch HNSW {dtype} M={conn} efC={ef_add} ef={ef}",
+                    n,
+                    build,
+                    lambda q, idx=idx: idx.search(q, K, threads=1),
+                    lambda q, idx=idx, count=count: idx.search(q, count, threads=1),
+                    qlist,
+                    f"recall@10 {rec:.3f}; filter = top-{count} then post-filter",
+                )
+            )
+            if dtype == "f16" and ef_add == 64:
                 rows.append(
                     row(
                         "vector",
-                        f"numpy f32 exact, BLAS threads={threads or 'default'}",
+                        "usearch exact f16 (SIMD brute force)",
                         n,
-                        0.0,
-                        lambda q: np.argpartition(-(x @ q), K)[:K],
-                        lambda q: np.argpartition(-(x[sub] @ q), K)[:K],
-                        qlist,
+                        build,
+                        lambda q, idx=idx: idx.search(q, K, threads=1, exact=True),
+                        None,
+                        qlist[:30],
                     )
                 )
-        x16 = x.astype(np.float16)
+            del idx
+            gc.collect()
+    return rows
+
+
+def _vectors_faiss(
+    *, n: Any, dim: Any, bucket: Any, x: Any, qs: Any, qlist: Any, mask: Any, sub: Any, exact_ids: Any
+) -> list[Row]:
+    rows: list[Row] = []
+    try:
+        import faiss
+    except ImportError:
+        console.log("faiss not installed: skipped")
+    else:
+        faiss.omp_set_num_threads(1)
+        flat = faiss.IndexFlatIP(dim)
+        _, build = timed(lambda: flat.add(x))
+        bitmap = np.packbits(mask, bitorder="little")
+        sel = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bitmap))
+        params = faiss.SearchParameters(sel=sel)
         rows.append(
             row(
                 "vector",
-                "numpy f16 exact (no BLAS for f16)",
-                n,
-                0.0,
-                lambda q: np.argpartition(-(x16 @ q.astype(np.float16)), K)[:K],
-                None,
-                qlist[:20],
-            )
-        )
-        del x16
-
-    if "zhiwen" in libs:
-
-        def build_vi() -> VectorIndex:
-            has = np.ones(n, bool)
-            h = None
-            if n >= 20_000:
-                h = HNSW.create(dim)
-                h.add(x, n)
-            return VectorIndex(x, has, h)
-
-        vi, build = timed(build_vi)
-        alive = np.ones(n, bool)
-        rec = recall(lambda q: vi.top_k(q, K, allowed=alive)[0], exact_ids, qs)
-        frec = recall(lambda q: vi.top_k(q, K, allowed=mask)[0], lambda q: exact_top_k(x, q, K, mask)[0], qs)
-        rows.append(
-            row(
-                "vector",
-                "zhiwen VectorIndex (exact <20k rows, else faiss HNSW + bitmap filter)",
+                f"faiss {faiss.__version__} IndexFlatIP",
                 n,
                 build,
-                lambda q: vi.top_k(q, K, allowed=alive),
-                lambda q: vi.top_k(q, K, allowed=mask),
+                lambda q: flat.search(q[None, :], K),
+                lambda q: flat.search(q[None, :], K, params=params),
                 qlist,
-                f"recall@10 {rec:.3f}, filtered {frec:.3f}",
+                "omp 1 thread",
             )
         )
+        del flat
+        faiss.omp_set_num_threads(2)
+        hnsw = faiss.IndexHNSWFlat(dim, 16, faiss.METRIC_INNER_PRODUCT)
+        hnsw.hnsw.efConstruction = 64
+        _, build = timed(lambda: hnsw.add(x))
+        faiss.omp_set_num_threads(1)
+        hnsw.hnsw.efSearch = 96
+        hp = faiss.SearchParametersHNSW(sel=sel, efSearch=96)
+        rec = recall(lambda q: hnsw.search(q[None, :], K)[1][0], exact_ids, qs)
         rows.append(
             row(
                 "vector",
-                "zhiwen VectorIndex, k=100 (the retriever's candidates)",
+                "faiss IndexHNSWFlat M=16 efC=64 ef=96",
                 n,
-                None,
-                lambda q: vi.top_k(q, 100, allowed=alive),
-                lambda q: vi.top_k(q, 100, allowed=mask),
+                build,
+                lambda q: hnsw.search(q[None, :], K),
+                lambda q: hnsw.search(q[None, :], K, params=hp),
                 qlist,
+                f"recall@10 {rec:.3f}; filter = IDSelectorBitmap inside the graph walk",
             )
         )
-        del vi
-
-    if "usearch" in libs:
-        # a candidate that lost to faiss (post-filter only), not a dependency: pip install usearch
-        try:
-            from usearch.index import Index
-        except ImportError:
-            console.log("usearch not installed: skipped")
-        else:
-            for dtype, conn, ef_add, ef in (("f16", 16, 64, 96), ("i8", 16, 64, 96), ("f16", 16, 32, 64)):
-
-                def build_us(dtype: str = dtype, conn: int = conn, ef_add: int = ef_add, ef: int = ef) -> Any:
-                    idx = Index(
-                        ndim=dim,
-                        metric="ip",
-                        dtype=dtype,
-                        connectivity=conn,
-                        expansion_add=ef_add,
-                        expansion_search=ef,
-                    )
-                    idx.add(np.arange(n, dtype=np.uint64), x, threads=2)
-                    return idx
-
-                idx, build = timed(build_us)
-                rec = recall(lambda q, idx=idx: idx.search(q, K, threads=1).keys, exact_ids, qs)
-                count = 20 * K  # post-filtering a 10% filter needs ~10x the neighbours, 2x headroom
-                rows.append(
-                    row(
-                        "vector",
-                        f"usearch HNSW {dtype} M={conn} efC={ef_add} ef={ef}",
-                        n,
-                        build,
-                        lambda q, idx=idx: idx.search(q, K, threads=1),
-                        lambda q, idx=idx, count=count: idx.search(q, count, threads=1),
-                        qlist,
-                        f"recall@10 {rec:.3f}; filter = top-{count} then post-filter",
-                    )
-                )
-                if dtype == "f16" and ef_add == 64:
-                    rows.append(
-                        row(
-                            "vector",
-                            "usearch exact f16 (SIMD brute force)",
-                            n,
-                            build,
-                            lambda q, idx=idx: idx.search(q, K, threads=1, exact=True),
-                            None,
-                            qlist[:30],
-                        )
-                    )
-                del idx
-                gc.collect()
-
-    if "faiss" in libs:
-        try:
-            import faiss
-        except ImportError:
-            console.log("faiss not installed: skipped")
-        else:
-            faiss.omp_set_num_threads(1)
-            flat = faiss.IndexFlatIP(dim)
-            _, build = timed(lambda: flat.add(x))
-            bitmap = np.packbits(mask, bitorder="little")
-            sel = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bitmap))
-            params = faiss.SearchParameters(sel=sel)
-            rows.append(
-                row(
-                    "vector",
-                    f"faiss {faiss.__version__} IndexFlatIP",
-                    n,
-                    build,
-                    lambda q: flat.search(q[None, :], K),
-                    lambda q: flat.search(q[None, :], K, params=params),
-                    qlist,
-                    "omp 1 thread",
-                )
-            )
-            del flat
-            faiss.omp_set_num_threads(2)
-            hnsw = faiss.IndexHNSWFlat(dim, 16, faiss.METRIC_INNER_PRODUCT)
-            hnsw.hnsw.efConstruction = 64
-            _, build = timed(lambda: hnsw.add(x))
-            faiss.omp_set_num_threads(1)
-            hnsw.hnsw.efSearch = 96
-            hp = faiss.SearchParametersHNSW(sel=sel, efSearch=96)
-            rec = recall(lambda q: hnsw.search(q[None, :], K)[1][0], exact_ids, qs)
-            rows.append(
-                row(
-                    "vector",
-                    "faiss IndexHNSWFlat M=16 efC=64 ef=96",
-                    n,
-                    build,
-                    lambda q: hnsw.search(q[None, :], K),
-                    lambda q: hnsw.search(q[None, :], K, params=hp),
-                    qlist,
-                    f"recall@10 {rec:.3f}; filter = IDSelectorBitmap inside the graph walk",
-                )
-            )
-            del hnsw
-
-    if "sqlite-vec" in libs:
-        conn = sqlite3.connect(":memory:")
-        if not hasattr(conn, "enable_load_extension"):
-            rows.append(
-                {
-                    "branch": "vector",
-                    "library": "sqlite-vec",
-                    "n": n,
-                    "build_s": None,
-                    "p50": float("nan"),
-                    "p95": float("nan"),
-                    "fp50": float("nan"),
-                    "fp95": float("nan"),
-                    "note": "unavailable: this Python's sqlite3 cannot load extensions",
-                }
-            )
-        else:
-            try:
-                import sqlite_vec
-
-                conn.enable_load_extension(True)
-                sqlite_vec.load(conn)
-                conn.execute(
-                    f"CREATE VIRTUAL TABLE v USING vec0(embedding float[{dim}] distance_metric=cosine,"
-                    " bucket integer)"
-                )
-
-                def build_vec() -> None:
-                    conn.executemany(
-                        "INSERT INTO v(rowid, embedding, bucket) VALUES (?, ?, ?)",
-                        ((i, x[i].tobytes(), int(bucket[i])) for i in range(n)),
-                    )
-
-                _, build = timed(build_vec)
-                rows.append(
-                    row(
-                        "vector",
-                        "sqlite-vec (brute force)",
-                        n,
-                        build,
-                        lambda q: conn.execute(
-                            "SELECT rowid FROM v WHERE embedding MATCH ? AND k = ?", (q.tobytes(), K)
-                        ).fetchall(),
-                        lambda q: conn.execute(
-                            "SELECT rowid FROM v WHERE embedding MATCH ? AND k = ? AND bucket = 3",
-                            (q.tobytes(), K),
-                        ).fetchall(),
-                        qlist[:50],
-                    )
-                )
-            except Exception as exc:
-                console.log(f"sqlite-vec failed: {exc}")
-        conn.close()
+        del hnsw
     return rows
+
+
+def _vectors_sqlite_vec(
+    *, n: Any, dim: Any, bucket: Any, x: Any, qs: Any, qlist: Any, mask: Any, sub: Any, exact_ids: Any
+) -> list[Row]:
+    rows: list[Row] = []
+    conn = sqlite3.connect(":memory:")
+    if not hasattr(conn, "enable_load_extension"):
+        rows.append(
+            {
+                "branch": "vector",
+                "library": "sqlite-vec",
+                "n": n,
+                "build_s": None,
+                "p50": float("nan"),
+                "p95": float("nan"),
+                "fp50": float("nan"),
+                "fp95": float("nan"),
+                "note": "unavailable: this Python's sqlite3 cannot load extensions",
+            }
+        )
+    else:
+        try:
+            import sqlite_vec
+
+            conn.enable_load_extension(True)
+            sqlite_vec.load(conn)
+            conn.execute(
+                f"CREATE VIRTUAL TABLE v USING vec0(embedding float[{dim}] distance_metric=cosine,"
+                " bucket integer)"
+            )
+
+            def build_vec() -> None:
+                conn.executemany(
+                    "INSERT INTO v(rowid, embedding, bucket) VALUES (?, ?, ?)",
+                    ((i, x[i].tobytes(), int(bucket[i])) for i in range(n)),
+                )
+
+            _, build = timed(build_vec)
+            rows.append(
+                row(
+                    "vector",
+                    "sqlite-vec (brute force)",
+                    n,
+                    build,
+                    lambda q: conn.execute(
+                        "SELECT rowid FROM v WHERE embedding MATCH ? AND k = ?", (q.tobytes(), K)
+                    ).fetchall(),
+                    lambda q: conn.execute(
+                        "SELECT rowid FROM v WHERE embedding MATCH ? AND k = ? AND bucket = 3",
+                        (q.tobytes(), K),
+                    ).fetchall(),
+                    qlist[:50],
+                )
+            )
+        except Exception as exc:
+            console.log(f"sqlite-vec failed: {exc}")
+    conn.close()
+    return rows
+
+
+# one function per library; rows come in this order
+_VECTOR_LIBS: dict[str, Callable[..., list[Row]]] = {
+    "numpy": _vectors_numpy,
+    "zhiwen": _vectors_zhiwen,
+    "usearch": _vectors_usearch,
+    "faiss": _vectors_faiss,
+    "sqlite-vec": _vectors_sqlite_vec,
+}
 
 
 # -- the real store -----------------------------------------------------------------------------

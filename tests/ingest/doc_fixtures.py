@@ -88,22 +88,26 @@ def md_to_docx(markdown: str, docx_file: Path, title: str = "") -> None:
     lines = markdown.splitlines()
     i = 0
     while i < len(lines):
-        line = lines[i].rstrip()
-        m = _HEADING.match(line)
-        if not line.strip() or line.startswith("<!--"):
-            i += 1
-        elif m:
-            document.add_heading(m.group(2), level=min(len(m.group(1)), 9))
-            i += 1
-        elif line.lstrip().startswith("- "):
-            document.add_paragraph(line.lstrip()[2:], style="List Bullet")
-            i += 1
-        elif line.startswith("|"):
+        if lines[i].startswith("|"):
             i = _add_table(document, lines, i)
         else:
-            document.add_paragraph(line.strip())
+            _add_line(document, lines[i].rstrip())
             i += 1
     document.save(str(docx_file))
+
+
+def _add_line(document: Any, line: str) -> None:
+    """One markdown line that is no table row: a heading, a bullet or a paragraph (blank lines
+    and comments add nothing)."""
+    m = _HEADING.match(line)
+    if not line.strip() or line.startswith("<!--"):
+        return
+    if m:
+        document.add_heading(m.group(2), level=min(len(m.group(1)), 9))
+    elif line.lstrip().startswith("- "):
+        document.add_paragraph(line.lstrip()[2:], style="List Bullet")
+    else:
+        document.add_paragraph(line.strip())
 
 
 def _add_table(document: Any, lines: list[str], i: int) -> int:
