@@ -51,6 +51,12 @@ LLM_ERRORS = Counter("zhiwen_llm_errors_total", "LLM errors by seed-003 code", [
 EXTRACTIVE_ANSWERS = Counter(
     "zhiwen_extractive_answers_total", "Answers composed without an LLM", ["app", "reason"]
 )
+CONDENSED_QUESTIONS = Counter(
+    "zhiwen_condensed_questions_total", "Follow-up questions made standalone, by method", ["method"]
+)
+CONDENSE_CALLS = Counter(
+    "zhiwen_condense_calls_total", "LLM condense calls by outcome (used, rejected, error)", ["outcome"]
+)
 
 # -- caches ------------------------------------------------------------------------------------
 CACHE_HITS = Counter("zhiwen_cache_hits_total", "Cache hits", ["cache"])

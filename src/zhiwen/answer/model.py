@@ -135,7 +135,9 @@ class Answer(BaseModel):
 
     ``route`` names the path that answered (recipes: list/detail/general; generic QA: general).
     ``answerable`` says whether the sources passed the KB's relevance floor (None: not judged).
-    ``session_id`` is set by apps that keep a conversation. ``data`` holds the app's own fields.
+    ``session_id`` is set by apps that keep a conversation. ``standalone_question`` is what was
+    searched when the question followed a conversation (「理解为：…」; None: the question as asked).
+    ``data`` holds the app's own fields.
     """
 
     answer: str
@@ -146,6 +148,7 @@ class Answer(BaseModel):
     route: str | None = None
     answerable: bool | None = None
     session_id: str | None = None
+    standalone_question: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)  # app-specific fields (intent, plan …)
 
     def done_fields(self) -> dict[str, Any]:
@@ -161,4 +164,6 @@ class Answer(BaseModel):
             fields["answerable"] = self.answerable
         if self.session_id is not None:
             fields["session_id"] = self.session_id
+        if self.standalone_question is not None:
+            fields["standalone_question"] = self.standalone_question
         return {**fields, **self.data}

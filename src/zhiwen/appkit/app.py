@@ -69,6 +69,8 @@ class AskRequest(BaseModel):
     question: str
     history: list[dict[str, Any]] = Field(default_factory=list)
     session_id: str | None = None
+    #: who asks (a fingerprint of the API key; "" without keys): sessions are bound to it
+    caller: str = ""
     kb: str | None = None  # None: the app's own default KB
     top_k: int | None = None
     options: dict[str, Any] = Field(default_factory=dict)  # app-specific (mode, as_of, …)

@@ -21,6 +21,8 @@ from zhiwen.answer.events import AppEvent
 from zhiwen.answer.model import Answer
 from zhiwen.answer.qa import DEFAULT_TOP_K, answer_question, stream_question
 from zhiwen.appkit.app import AppContext, AskRequest, BaseApp
+from zhiwen.appkit.conversation import standalone, with_standalone
+from zhiwen.conversation.vocabulary import kb_vocabulary
 from zhiwen.errors import InvalidParameter
 
 
@@ -43,13 +45,17 @@ class GenericQA(BaseApp):
 
     def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
         kb = ctx.open_kb(_kb_name(request))
+        question = standalone(request, ctx, kb_vocabulary(kb))
         top_k = request.top_k or DEFAULT_TOP_K
-        return answer_question(kb, request.question, top_k=top_k, llm=ctx.llm, pipeline=ctx.pipeline)
+        answer = answer_question(kb, question.question, top_k=top_k, llm=ctx.llm, pipeline=ctx.pipeline)
+        return answer.model_copy(update={"standalone_question": question.question})
 
     def stream(self, request: AskRequest, ctx: AppContext) -> Iterator[AppEvent]:
         kb = ctx.open_kb(_kb_name(request))
+        question = standalone(request, ctx, kb_vocabulary(kb))
         top_k = request.top_k or DEFAULT_TOP_K
-        return stream_question(kb, request.question, top_k=top_k, llm=ctx.llm, pipeline=ctx.pipeline)
+        events = stream_question(kb, question.question, top_k=top_k, llm=ctx.llm, pipeline=ctx.pipeline)
+        return with_standalone(events, question.question)
 
 
 #: the one generic answerer (it holds no state)

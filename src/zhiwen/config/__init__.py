@@ -183,6 +183,15 @@ class AnswerSettings(BaseModel):
     lead_max_chars: int = Field(200, ge=40, le=2000)
 
 
+class ConversationSettings(BaseModel):
+    """Follow-up questions (:mod:`zhiwen.conversation`): the offline rules always run; with an LLM
+    configured and ``llm_condense`` on, one condense call per follow-up within
+    ``condense_timeout_s`` (falling back to the rules)."""
+
+    llm_condense: bool = True
+    condense_timeout_s: float = Field(3.0, gt=0.0, le=30.0)
+
+
 class APISettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
@@ -269,6 +278,7 @@ class Settings(BaseSettings):
     adaptive: AdaptiveSettings = Field(default_factory=AdaptiveSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
+    conversation: ConversationSettings = Field(default_factory=ConversationSettings)
     api: APISettings = Field(default_factory=APISettings)
     resilience: ResilienceSettings = Field(default_factory=ResilienceSettings)
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)

@@ -1,0 +1,139 @@
+"""The conversation stage's entry point: the offline rules, and one LLM condense call when a
+model is configured.
+
+* **Offline first.** :class:`~zhiwen.conversation.offline.OfflineCondenser` always runs (well
+  under a millisecond); without an LLM its result is the stage's.
+* **With an LLM**: ONE call per turn, over the last :data:`WINDOW_TURNS` turns of the history
+  (each cut to :data:`TURN_CHARS` characters: never the whole history), bounded by
+  ``timeout_s``. Its reply is used only when it reads as a question that keeps the user's own
+  specific words; anything else (a timeout, an error, an answer instead of a question, prose
+  around it, a ``<think>`` block left unclosed) falls back to the offline result, counted in
+  ``CONDENSE_CALLS{outcome}`` and logged.
+* **A standalone question stays as it is**: when the rules found nothing to resolve, the model's
+  rewrite must contain every specific word of the question, or it is not taken.
+
+Example::
+
+    >>> condense([{"role": "user", "content": "中国公民去泰国需要签证吗？"}], "那西班牙呢？",
+    ...          vocabulary=Vocabulary({"泰国": "country", "西班牙": "country"}))
+    Standalone(question='中国公民去西班牙需要签证吗？', original='那西班牙呢？', method='substitution', …)
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import rjieba
+
+from zhiwen.conversation.model import Standalone, message_text, user_questions
+from zhiwen.conversation.offline import OfflineCondenser, names_something
+from zhiwen.conversation.vocabulary import Vocabulary
+from zhiwen.errors import LLMError
+from zhiwen.llm import llm_purpose
+from zhiwen.llm.base import ChatModel, Message
+from zhiwen.llm.bounded import bounded_call
+from zhiwen.metrics import CONDENSE_CALLS
+
+log = logging.getLogger(__name__)
+
+#: turns of the history the condense call sees (the newest)
+WINDOW_TURNS = 4
+#: characters kept of each turn (answers are long; the question's slots are near their start)
+TURN_CHARS = 300
+#: seconds one condense call may take
+TIMEOUT_S = 3.0
+
+SYSTEM = (
+    "你负责改写对话中的最后一个问题：根据之前的对话，把它改写成不依赖上下文、可以单独检索的完整问题。"
+    "补全省略的主语和指代（它、这个、该…），保留原问题的意思和用词，不要回答问题，不要添加对话里没有的信息。"
+    "问题本来就完整时原样输出。只输出改写后的问题，不要解释。"
+)
+_THINK = re.compile(r"<think>.*?</think>", re.S)
+_LEADS = re.compile(r"^(?:改写(?:后的问题)?|问题|standalone question|rewritten)[:：]\s*", re.I)
+_QUOTES = "\"'“”‘’「」`"
+
+
+def condense_messages(history: Sequence[Mapping[str, Any]], question: str) -> list[Message]:
+    """The prompt: the last turns (bounded), then the question to rewrite."""
+    turns = [m for m in history if m.get("role") in ("user", "assistant")][-WINDOW_TURNS * 2 :]
+    lines = [
+        f"{'用户' if m.get('role') == 'user' else '助手'}：{message_text(m)[:TURN_CHARS]}" for m in turns
+    ]
+    user = "对话：\n" + "\n".join(lines) + f"\n\n最后一个问题：{question}\n\n改写后的问题："
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+
+
+def parse_reply(text: str, question: str) -> str | None:
+    """The model's rewrite, or None when the reply is not a usable question."""
+    text = _THINK.sub("", text)
+    if "<think>" in text:  # a reasoning block that never closed: nothing after it to trust
+        return None
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    if not lines:
+        return None
+    rewritten = _LEADS.sub("", lines[0]).strip().strip(_QUOTES).strip()
+    if not rewritten or len(rewritten) > 3 * len(question) + 60:
+        return None
+    return rewritten
+
+
+def keeps_specific_words(rewritten: str, question: str) -> bool:
+    """Every specific word of the question is still there (the rewrite did not change the topic)."""
+    return all(w in rewritten for w in rjieba.cut(question) if names_something(w))
+
+
+def _ask_llm(
+    llm: ChatModel, history: Sequence[Mapping[str, Any]], question: str, timeout_s: float
+) -> str | None:
+    messages = condense_messages(history, question)
+
+    def call() -> str:
+        with llm_purpose("conversation.condense"):
+            return llm.chat(messages, temperature=0.0, max_tokens=128, timeout_s=timeout_s).content
+
+    return parse_reply(bounded_call(call, timeout_s=timeout_s), question)
+
+
+def _with_llm(
+    offline: Standalone,
+    llm: ChatModel,
+    history: Sequence[Mapping[str, Any]],
+    question: str,
+    timeout_s: float,
+) -> Standalone:
+    try:
+        rewritten = _ask_llm(llm, history, question, timeout_s)
+    except (LLMError, TimeoutError) as exc:
+        CONDENSE_CALLS.labels(outcome="error").inc()
+        log.warning("condense call failed, the offline rewrite stands: %s", exc)
+        return offline
+    except Exception:  # a broken adapter must not fail the answer
+        CONDENSE_CALLS.labels(outcome="error").inc()
+        log.exception("condense adapter raised unexpectedly")
+        return offline
+    if rewritten is None or (not offline.changed and not keeps_specific_words(rewritten, question)):
+        CONDENSE_CALLS.labels(outcome="rejected").inc()
+        return offline
+    CONDENSE_CALLS.labels(outcome="used").inc()
+    if rewritten == question:
+        return offline
+    return Standalone(rewritten, question, "llm", topic=offline.topic, carried=offline.carried)
+
+
+def condense(
+    history: Sequence[Mapping[str, Any]],
+    question: str,
+    *,
+    vocabulary: Vocabulary | None = None,
+    llm: ChatModel | None = None,
+    timeout_s: float = TIMEOUT_S,
+) -> Standalone:
+    """``question`` made standalone with ``history`` (OpenAI messages, oldest first)."""
+    question = question.strip()
+    offline = OfflineCondenser(vocabulary).condense(history, question)
+    if llm is None or not user_questions(history):
+        return offline
+    return _with_llm(offline, llm, history, question, timeout_s)

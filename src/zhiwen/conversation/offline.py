@@ -1,0 +1,229 @@
+"""The offline condenser: a follow-up question made standalone by rules, no model.
+
+Three rules, tried in order on the question; the first that applies wins, and a question none
+applies to passes unchanged (a standalone question is never touched):
+
+1. **substitution** (ellipsis): 「那西班牙呢？」 — a short question that names a new entity and ends
+   in 呢/怎么样 takes the previous question and puts the new entity in the slot of the old one of
+   the same kind (or of the topic): 「中国公民去泰国需要签证吗」 → 「中国公民去西班牙需要签证吗」.
+2. **anaphora**: 「它在哪个校区？」「这道菜要炖多久？」「该学院开设了哪些课程？」 — a pronoun or a
+   demonstrative phrase is replaced by the conversation's topic.
+3. **subject**: 「开设了哪些课程？」 — a short question that names nothing (no entity of the
+   vocabulary, no rare word) gets the topic as its subject.
+
+The **topic** is the entity the conversation is about: the last one a user question named (an
+earlier follow-up resolved first), else one named in the last answer, else — with no vocabulary
+hit at all — the rarest word of the last question (jieba's IDF: names are rare).
+
+Example::
+
+    >>> c = OfflineCondenser(Vocabulary({"北京大学法学院": "title", "泰国": "country", "西班牙": "country"}))
+    >>> history = [{"role": "user", "content": "北京大学法学院是哪年成立的？"}]
+    >>> c.condense(history, "它在哪个校区？").question
+    '北京大学法学院在哪个校区？'
+    >>> c.condense([{"role": "user", "content": "中国公民去泰国需要签证吗？"}], "那西班牙呢？").question
+    '中国公民去西班牙需要签证吗？'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import rjieba
+
+from zhiwen.answer.scoring import term_weight
+from zhiwen.conversation.model import Standalone, assistant_texts, message_text
+from zhiwen.conversation.vocabulary import Mention, Vocabulary
+
+#: a question longer than this (in letters and characters) is taken to name its own subject
+SHORT_QUESTION_CHARS = 12
+#: a word this specific (jieba IDF; unknown words score 12) names the question's own subject
+SPECIFIC_IDF = 10.0
+#: a character this common (要, 是, 的 …) makes an unknown word a phrase (要炖), not a name
+COMMON_CHAR_IDF = 5.0
+#: turns of the history the topic is looked for in (the newest ones)
+WINDOW_TURNS = 6
+
+_PUNCT = re.compile(r"[\s？?！!。．.，,、；;：:“”\"'‘’（）()《》]+")
+_ELLIPSIS = re.compile(
+    r"^(?:那么|那|如果是|要是|换成|改成|还有)?(?P<x>.{1,16}?)(?:的话)?(?:呢|怎么样|如何|怎样)[？?！!。.\s]*$"
+)
+_PRONOUN = re.compile(r"它们|它|他们|她们|其(?![他实中次余间后前它一])|这里|那里|这儿|那儿")
+_DEMONSTRATIVE = re.compile(
+    r"(?:这|那|该|此|本)(?:个|些|种|家|所|位|部|本|道|项|条|款|门|座|件|套|只|类|张|份|国)?"
+)
+#: the noun after a demonstrative: up to 4 characters, ending where the predicate starts
+_NOUN_AFTER = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]{1,4}")
+#: characters a predicate starts with (这道菜|要…, 该学院|开设…): the demonstrative's noun ends there
+_PREDICATE_START = frozenset(
+    "要是在有会能需怎什如多哪可应的了吗呢么和与跟都也还就被把让给对从到为向开何几样般时次些种里儿边"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _State:
+    """What the earlier turns established: the last standalone question and the topic."""
+
+    question: str | None = None
+    mentions: tuple[Mention, ...] = ()
+    topic: str | None = None
+
+
+def _content_chars(text: str) -> int:
+    return len(_PUNCT.sub("", text))
+
+
+class OfflineCondenser:
+    """History + question → :class:`Standalone`, by the three rules of the module docstring."""
+
+    def __init__(self, vocabulary: Vocabulary | None = None, *, window: int = WINDOW_TURNS) -> None:
+        self.vocabulary = vocabulary or Vocabulary()
+        self.window = window
+
+    # -- the topic ------------------------------------------------------------------------------
+    def _rarest_word(self, text: str) -> str | None:
+        words = [w for w in rjieba.cut(_PUNCT.sub(" ", text)) if len(w.strip()) >= 2]
+        if not words:
+            return None
+        best = max(words, key=term_weight)
+        return best if term_weight(best) >= 6.0 else None
+
+    def _advance(self, state: _State, question: str, answer: str | None) -> _State:
+        """The state after one earlier user turn (resolved against the turns before it)."""
+        resolved = self._resolve(state, question) or Standalone.unchanged(question)
+        text = resolved.question
+        mentions = tuple(self.vocabulary.find(text))
+        if mentions:
+            topic: str | None = mentions[0].text
+        elif answer and (named := self.vocabulary.find(answer)):
+            topic = named[0].text
+        else:
+            topic = resolved.topic or self._rarest_word(text) or state.topic
+        return _State(text, mentions, topic)
+
+    def _state(self, history: Sequence[Mapping[str, Any]]) -> _State:
+        recent = [m for m in history if m.get("role") in ("user", "assistant")][-2 * self.window :]
+        state = _State()
+        for i, message in enumerate(recent):
+            if message.get("role") != "user":
+                continue
+            text = message_text(message)
+            if not text:
+                continue
+            nxt = recent[i + 1] if i + 1 < len(recent) else None
+            answer = message_text(nxt) if nxt is not None and nxt.get("role") == "assistant" else None
+            state = self._advance(state, text, answer)
+        return state
+
+    # -- the rules ------------------------------------------------------------------------------
+    def _substitution(self, state: _State, question: str) -> Standalone | None:
+        match = _ELLIPSIS.match(question.strip())
+        if match is None or state.question is None:
+            return None
+        new = match.group("x").strip()
+        named = self.vocabulary.find(new)
+        if named:
+            new_mention = named[0]
+            new, kind = new_mention.text, new_mention.kind
+            same_kind = [m for m in state.mentions if m.kind == kind and m.text != new]
+            old = same_kind[0].text if same_kind else state.topic
+        else:
+            old = state.topic
+        if not new or not old or old not in state.question or new == old:
+            return None
+        return Standalone(
+            state.question.replace(old, new, 1), question, "substitution", topic=new, replaced=old
+        )
+
+    def _anaphora(self, state: _State, question: str) -> Standalone | None:
+        if not state.topic or self.vocabulary.find(question):
+            return None
+        phrase = self._anaphor(question)
+        if phrase is None:
+            return None
+        start = question.index(phrase)
+        rewritten = question[:start] + state.topic + question[start + len(phrase) :]
+        return Standalone(rewritten, question, "anaphora", topic=state.topic, replaced=phrase)
+
+    @staticmethod
+    def _anaphor(question: str) -> str | None:
+        """The first pronoun or demonstrative phrase (with its noun) that points back, if any.
+
+        Only at a word boundary (因此, 尤其 are words of their own), and a sentence-initial bare
+        那 is "then" (那如果…), not "that".
+        """
+        starts = _word_starts(question)
+        found: list[tuple[int, str]] = []
+        for match in _DEMONSTRATIVE.finditer(question):
+            word = match.group()
+            if match.start() not in starts or (match.start() == 0 and word == "那"):
+                continue
+            noun = _noun_after(question[match.end() :])
+            if noun or len(word) > 1:
+                found.append((match.start(), word + noun))
+        found += [(m.start(), m.group()) for m in _PRONOUN.finditer(question) if m.start() in starts]
+        return min(found)[1] if found else None
+
+    def _subject(self, state: _State, question: str) -> Standalone | None:
+        if not state.topic or _content_chars(question) > SHORT_QUESTION_CHARS:
+            return None
+        if self.vocabulary.find(question) or state.topic in question:
+            return None
+        if any(names_something(w) for w in rjieba.cut(_PUNCT.sub(" ", question))):
+            return None  # a specific word: the question has a subject of its own
+        return Standalone(state.topic + question.strip(), question, "subject", topic=state.topic)
+
+    def _resolve(self, state: _State, question: str) -> Standalone | None:
+        for rule in (self._substitution, self._anaphora, self._subject):
+            found = rule(state, question)
+            if found is not None:
+                return found
+        return None
+
+    # -- the stage ------------------------------------------------------------------------------
+    def condense(self, history: Sequence[Mapping[str, Any]], question: str) -> Standalone:
+        """The standalone form of ``question`` after ``history`` (OpenAI messages)."""
+        if not any(m.get("role") == "user" for m in history):
+            return Standalone.unchanged(question)
+        state = self._state(history)
+        found = self._resolve(state, question)
+        if found is None:
+            return Standalone(question, question, topic=state.topic)
+        return found
+
+
+def _noun_after(text: str) -> str:
+    run = _NOUN_AFTER.match(text)
+    noun = ""
+    for ch in run.group() if run else "":
+        if ch in _PREDICATE_START:
+            break
+        noun += ch
+    return noun
+
+
+def names_something(word: str) -> bool:
+    """A specific word (校区 is not, 知识库 is), or an unknown one that is no phrase (要炖)."""
+    word = word.strip()
+    if len(word) < 2:
+        return False
+    weight = term_weight(word)
+    if weight >= 12.0:  # unknown to the IDF table: a name, unless a common character makes it a phrase
+        return min(term_weight(ch) for ch in word) >= COMMON_CHAR_IDF
+    return weight >= SPECIFIC_IDF
+
+
+def _word_starts(text: str) -> set[int]:
+    starts, offset = set(), 0
+    for word in rjieba.cut(text):
+        starts.add(offset)
+        offset += len(word)
+    return starts
+
+
+def last_answer(history: Sequence[Mapping[str, Any]]) -> str | None:
+    answers = assistant_texts(history)
+    return answers[-1] if answers else None
