@@ -190,8 +190,7 @@ def test_unknown_embedder(zw: Invoke, md_dir: Path) -> None:
 
 def test_app_format_via_registry(zw: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An app's format from the registry: by name or sniffed by content; kb_defaults apply."""
-    from zhiwen.appkit import BaseApp
-    from zhiwen.appkit import registry
+    from zhiwen.appkit import BaseApp, registry
     from zhiwen.documents import Chunk, Document
     from zhiwen.ingest.base import Corpus
 

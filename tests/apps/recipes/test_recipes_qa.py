@@ -10,8 +10,8 @@ import pytest
 from prometheus_client import REGISTRY
 
 from support.fake_openai import FakeOpenAI, Reply
-from zhiwen.answer.extractive import extractive_note
 from zhiwen.answer.events import collect_stream
+from zhiwen.answer.extractive import extractive_note
 from zhiwen.apps.recipes import answer_recipe, stream_recipe
 from zhiwen.kb import KnowledgeBase
 from zhiwen.llm import OpenAIChatClient
