@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 def standalone(request: AskRequest, ctx: AppContext, vocabulary: Vocabulary | None = None) -> Standalone:
     """``request.question`` made standalone with ``request.history`` (unchanged without one)."""
     cfg = ctx.settings.conversation
+    if not cfg.enabled:
+        return Standalone.unchanged(request.question)
     found = condense(
         request.history,
         request.question,

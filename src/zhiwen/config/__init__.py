@@ -188,6 +188,7 @@ class ConversationSettings(BaseModel):
     configured and ``llm_condense`` on, one condense call per follow-up within
     ``condense_timeout_s`` (falling back to the rules)."""
 
+    enabled: bool = True  # off: every question is answered as asked (the before of the benchmarks)
     llm_condense: bool = True
     condense_timeout_s: float = Field(3.0, gt=0.0, le=30.0)
 
