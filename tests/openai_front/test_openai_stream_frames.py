@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zhiwen.api.openai.answer import estimate_tokens
 from zhiwen.answer.model import Answer
+from zhiwen.api.openai.answer import estimate_tokens
 from zhiwen.api.openai.stream import StreamState, completion_frames
 from zhiwen.appkit.app import Citation
 from zhiwen.appkit.events import AppEvent

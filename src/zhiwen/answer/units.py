@@ -27,10 +27,10 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from cachetools import LRUCache
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from zhiwen.cache import LRU
 from zhiwen.documents import Document
 
 UnitKind = Literal["sentence", "item", "row", "code"]
@@ -52,7 +52,7 @@ _INLINE_MARKUP = [
 _CJK_BREAK = re.compile(r"(?<=[\u3000-\u9fff\uff00-\uffef])\n(?=[\u3000-\u9fff\uff00-\uffef])")
 
 _md = MarkdownIt("commonmark").enable("table").disable("code")
-_cache: LRUCache[tuple[str, str], DocUnits] = LRUCache(maxsize=512)
+_cache: LRU[DocUnits] = LRU(512, "answer_units")
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,5 +270,5 @@ def split_units(doc: Document) -> DocUnits:
     if cached is None or cached.title != doc.title:
         structured = bool(_MARKDOWN_HINT.search(doc.text))
         cached = _parse_markdown(doc) if structured else _parse_plain(doc)
-        _cache[key] = cached
+        _cache.put(key, cached)
     return cached

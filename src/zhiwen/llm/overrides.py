@@ -27,12 +27,11 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from cachetools import LRUCache
-
+from zhiwen.cache import LRU
 from zhiwen.llm.base import ChatModel, ChatResult, Message, Stop, StreamEvent
 
-_WRAPPERS: LRUCache[tuple[Any, ...], OverriddenChatModel] = LRUCache(maxsize=64)
-_WRAPPERS_LOCK = threading.Lock()
+_WRAPPERS: LRU[OverriddenChatModel] = LRU(64, "llm_overrides")
+_WRAPPERS_LOCK = threading.Lock()  # one wrapper per key: look up and create as one step
 
 
 def _stop_key(stop: Stop) -> tuple[str, ...] | None:
@@ -180,5 +179,5 @@ def with_overrides(
             wrapper = OverriddenChatModel(
                 llm, temperature=temperature, max_tokens=max_tokens, stop=stop or None
             )
-            _WRAPPERS[key] = wrapper
+            _WRAPPERS.put(key, wrapper)
         return wrapper

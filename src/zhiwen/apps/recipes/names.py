@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rapidfuzz import fuzz
 
+from zhiwen.cache import LRU
 from zhiwen.documents import Document
 from zhiwen.text.tokenizer import add_words
 
@@ -226,8 +226,8 @@ def _best_matches(matches: list[DishMatch], limit: int) -> list[DishMatch]:
 
 
 # -- one catalog per KB revision ---------------------------------------------------------------
-_CACHE: dict[tuple[str, int], DishCatalog] = {}
-_CACHE_LOCK = threading.Lock()
+#: keyed by KB (name and instance) and revision: a changed KB is a miss, its old entry ages out
+_CACHE: LRU[DishCatalog] = LRU(16, "recipe_catalogs")
 
 
 def _all_doc_ids(kb: Any) -> list[str]:
@@ -245,8 +245,7 @@ def catalog_for(kb: Any) -> DishCatalog:
     except Exception:
         revision = -1
     key = (str(getattr(kb, "name", id(kb))) + f"@{id(kb)}", revision)
-    with _CACHE_LOCK:
-        cached = _CACHE.get(key)
+    cached = _CACHE.get(key)
     if cached is not None:
         return cached
     ids = _all_doc_ids(kb)
@@ -255,8 +254,5 @@ def catalog_for(kb: Any) -> DishCatalog:
         docs.extend(kb.get_parents(ids[i : i + 500]))
     catalog = DishCatalog.from_documents(docs)
     log.info("recipe catalog for %s: %d dishes", getattr(kb, "name", "?"), len(catalog))
-    with _CACHE_LOCK:
-        for old in [k for k in _CACHE if k[0] == key[0]]:
-            del _CACHE[old]
-        _CACHE[key] = catalog
+    _CACHE.put(key, catalog)
     return catalog
