@@ -34,9 +34,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from zhiwen.answer.events import AppEvent, events_of
 from zhiwen.answer.model import Answer, Citation
@@ -61,6 +61,23 @@ class KBSpec:
     name: str
     description: str
     required: bool = True
+
+
+#: characters kept of each message of a request's history (the stage reads only their start)
+HISTORY_MESSAGE_CHARS = 4000
+#: messages of history a request may carry (the stage reads only the last few turns)
+MAX_HISTORY_MESSAGES = 40
+
+
+def _cut(text: str) -> str:
+    return text[:HISTORY_MESSAGE_CHARS]
+
+
+class ChatTurn(BaseModel):
+    """One message of the conversation so far, as chat clients send it (OpenAI's shape, text only)."""
+
+    role: Literal["system", "developer", "user", "assistant", "tool"] = Field(description="角色")
+    content: Annotated[str, AfterValidator(_cut)] = Field("", description="文本（过长的部分不读取）")
 
 
 class AskRequest(BaseModel):

@@ -28,6 +28,7 @@ Example (an app router)::
 
 from __future__ import annotations
 
+import hashlib
 import re
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Annotated
@@ -131,6 +132,19 @@ def get_dynamic_settings_dep(request: Request) -> DynamicSettingsService:
 async def get_kb(kb: KBName, registry: KBRegistry = Depends(get_kb_registry)) -> KnowledgeBase:
     """Dependency for ``/…/{kb}/…`` paths or a ``?kb=`` query parameter: unknown → 404 / 3004."""
     return await registry.aget(kb)
+
+
+def get_caller(request: Request) -> str:
+    """Who asks: a short, non-reversible fingerprint of the bearer key ("" when none was sent).
+
+    Conversations are bound to it: a session asked with one key is not readable with another.
+    """
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        return ""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()[:16]
 
 
 def get_apps(request: Request) -> AppRegistry:

@@ -117,5 +117,6 @@ def zhiwen_info(answer: Answer, *, app: str | None, kb: str | None) -> ZhiwenInf
         extractive_reason=None if answer.llm_used else (answer.extractive_reason or "no_llm"),
         session_id=answer.session_id,
         route=answer.route,
+        standalone_question=answer.standalone_question,
         params=dict(answer.params),
     )

@@ -15,13 +15,12 @@ Example::
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 
 from fastapi import Request
 
 from zhiwen.api.openai.errors import InvalidAPIKey
-from zhiwen.appkit.deps import get_settings_dep
+from zhiwen.appkit.deps import get_caller, get_settings_dep
 
 
 def bearer_token(request: Request) -> str | None:
@@ -57,5 +56,4 @@ def require_api_key(request: Request) -> None:
 
 def caller_fingerprint(request: Request) -> str:
     """A short, non-reversible id of the caller's key ("" when none was sent)."""
-    token = bearer_token(request)
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()[:16] if token else ""
+    return get_caller(request)

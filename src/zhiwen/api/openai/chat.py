@@ -45,6 +45,7 @@ from zhiwen.api.openai.conversation import (
 from zhiwen.api.openai.errors import OPENAI_ERROR_RESPONSES, guarded
 from zhiwen.api.openai.schemas import AssistantMessage, ChatCompletion, ChatCompletionRequest, Choice
 from zhiwen.api.openai.stream import StreamState, completion_frames
+from zhiwen.appkit import conversation as chat
 from zhiwen.appkit.app import AppContext, AskRequest
 from zhiwen.appkit.deps import get_app_context, get_apps, get_kb_registry, get_settings_dep
 from zhiwen.appkit.registry import AppRegistry
@@ -158,6 +159,7 @@ async def chat_completions(
         question=conversation.question,
         history=conversation.history,
         session_id=session_id,
+        caller=caller_fingerprint(request),
         kb=target.kb,
         top_k=body.top_k,
         options=app_options(target, body.options),
@@ -165,10 +167,10 @@ async def chat_completions(
     answerer = target.answerer
     await guarded(reconcile_session, answerer.sessions, session_id, conversation)
     if not body.stream:
-        answer = await guarded(answerer.ask, ask_request, ctx)
+        answer = await guarded(chat.ask, answerer, ask_request, ctx)
         return await guarded(_completion, body, target, conversation, answer, ctx)
 
-    events = iter(await guarded(answerer.stream, ask_request, ctx))
+    events = iter(await guarded(chat.stream, answerer, ask_request, ctx))
     first = await guarded(next, events, _END)  # errors so far are real HTTP errors
     state = StreamState(
         completion_id=f"chatcmpl-{uuid.uuid4().hex}",

@@ -135,6 +135,7 @@ class ZhiwenInfo(BaseModel):
     extractive_reason: str | None = Field(None, description="未用大模型的原因：no_llm、timeout、no_results …")
     session_id: str | None = None
     route: str | None = None
+    standalone_question: str | None = Field(None, description="结合对话理解后的完整问题（检索用的就是它）")
     params: dict[str, Any] = Field(default_factory=dict, description="实际生效的检索参数")
 
 

@@ -1,6 +1,9 @@
 """``POST /api/v1/qa``: grounded answers for any KB, by the KB's app or by generic QA.
 
-Request ``{"kb": "demo", "question": "怎么创建知识库", "top_k": 3, "stream": false}``.
+Request ``{"kb": "demo", "question": "怎么创建知识库", "top_k": 3, "stream": false}``, optionally
+with the conversation so far (``history``: OpenAI messages) or a ``session_id`` whose turns the
+server keeps: a follow-up (「它支持哪些格式？」) is answered as its standalone form, returned as
+``standalone_question``.
 The registry's answerer for the KB's ``app`` (``kb.json``) answers: that app, or generic QA for a
 KB no app claims (:meth:`zhiwen.appkit.registry.AppRegistry.answerer`). Both retrieve through the
 one pipeline, so runtime settings (rerank, MMR, thresholds) apply, and ``params`` reports what ran.
@@ -9,7 +12,7 @@ Response data::
 
     {"answer": "…[1]…", "route": "detail", "llm_used": false, "extractive_reason": "no_llm",
      "sources": [{"kb", "id", "title", "text", "score", "rerank_score", "metadata"}], "params": {…},
-     "answerable": true}
+     "answerable": true, "standalone_question": "…", "session_id": null}
 
 ``answer`` is markdown (a short cited lead, then 相关段落; lists, tables and code kept).
 ``answerable: false``: nothing in the KB passed its relevance floor — the answer says so and
@@ -31,8 +34,9 @@ from pydantic import BaseModel, Field, StrictBool, StrictInt
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.appkit import Answer, AppContext, AskRequest, Citation
-from zhiwen.appkit.deps import KBName, Question, get_app_context, get_apps
+from zhiwen.appkit import Answer, AppContext, AskRequest, Citation, conversation
+from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, ChatTurn
+from zhiwen.appkit.deps import KBName, Question, get_app_context, get_apps, get_caller
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
 from zhiwen.appkit.registry import AppRegistry
@@ -46,6 +50,14 @@ class QARequest(BaseModel):
     question: Question = Field(description="问题")
     top_k: StrictInt | None = Field(None, ge=1, le=50, description="来源数量（推荐类问题为条目数量）")
     stream: StrictBool = Field(False, description="以 SSE 流式返回答案")
+    history: list[ChatTurn] = Field(
+        default_factory=list,
+        max_length=MAX_HISTORY_MESSAGES,
+        description="此前的对话（OpenAI messages 格式，按时间先后）；追问据此理解",
+    )
+    session_id: str | None = Field(
+        None, max_length=128, description="会话 ID：不带 history 时，服务端保存并续接这个会话的对话"
+    )
 
     model_config = {"json_schema_extra": {"examples": [{"kb": "demo", "question": "怎么创建知识库？"}]}}
 
@@ -60,6 +72,10 @@ class QAData(BaseModel):
     answerable: bool | None = Field(
         None, description="来源是否达到知识库的相关度下限；false 表示知识库中没有相关内容（null：应用未判断）"
     )
+    standalone_question: str | None = Field(
+        None, description="结合对话理解后的完整问题（理解为：…），检索用的就是它"
+    )
+    session_id: str | None = Field(None, description="会话 ID")
 
 
 def qa_data(answer: Answer) -> QAData:
@@ -71,6 +87,8 @@ def qa_data(answer: Answer) -> QAData:
         extractive_reason=answer.extractive_reason,
         params=answer.params,
         answerable=answer.answerable,
+        standalone_question=answer.standalone_question,
+        session_id=answer.session_id,
     )
 
 
@@ -84,12 +102,20 @@ async def qa(
     body: QARequest,
     ctx: AppContext = Depends(get_app_context),
     apps: AppRegistry = Depends(get_apps),
+    caller: str = Depends(get_caller),
 ) -> Any:
     kb = await run_in_threadpool(ctx.open_kb, body.kb)
     answerer = apps.answerer(kb.config.app)
-    request = AskRequest(question=body.question, kb=body.kb, top_k=body.top_k)
+    request = AskRequest(
+        question=body.question,
+        kb=body.kb,
+        top_k=body.top_k,
+        history=[turn.model_dump() for turn in body.history],
+        session_id=body.session_id,
+        caller=caller,
+    )
     if body.stream:
-        events = await run_in_threadpool(answerer.stream, request, ctx)
+        events = await run_in_threadpool(conversation.stream, answerer, request, ctx)
         return EventSourceResponse(sse_stream(events, log=log), ping=15)
-    answer = await run_in_threadpool(answerer.ask, request, ctx)
+    answer = await run_in_threadpool(conversation.ask, answerer, request, ctx)
     return ok(qa_data(answer))
