@@ -37,7 +37,7 @@ from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
 
 from .service import ask_policy, check_top_n, stream_policy
-from .settings import get_policy_settings
+from .settings import policy_settings
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ class PolicyAskData(BaseModel):
     responses=SSE_RESPONSE,
 )
 async def policy_ask(body: PolicyAskIn, ctx: AppContext = Depends(get_app_context)) -> Any:
-    settings = get_policy_settings()
+    settings = policy_settings(ctx.settings)
     top_n = check_top_n(body.top_n, settings)  # 4xx before any work or stream starts
     if body.stream:
         events = stream_policy(body.question, ctx, top_n=top_n, as_of=body.as_of, settings=settings)

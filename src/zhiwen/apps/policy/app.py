@@ -28,7 +28,7 @@ from zhiwen.appkit import Answer, AppContext, AppEvent, AskRequest, BaseApp, KBS
 from zhiwen.errors import IngestError
 
 from .corpus import build_corpus
-from .settings import get_policy_settings
+from .settings import policy_settings
 
 
 class PolicyOptions(BaseModel):
@@ -61,7 +61,7 @@ class PolicyApp(BaseApp):
         data_dir = Path(data_dir)
         if not data_dir.is_dir():
             raise IngestError(f"not a directory: {data_dir}", message=f"数据目录不存在：{data_dir}")
-        cfg = kb_config(get_policy_settings())
+        cfg = kb_config(policy_settings(ctx.settings))
         report = SetupReport(app=self.name)
         for role, entry in cfg.kbs.items():
             if not entry.sources:

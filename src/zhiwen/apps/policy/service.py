@@ -46,7 +46,7 @@ from .kbconfig import SPECIALIST_INTENTS, PolicyKBConfig, load_kb_config
 from .metrics import POLICY_FALLBACKS, POLICY_QUESTIONS
 from .retrieval import RetrievalOutcome, dual_retrieve, single_retrieve
 from .rewrite import RewriteError, rewrite_question
-from .settings import PolicySettings, get_policy_settings
+from .settings import PolicySettings, policy_settings
 
 if TYPE_CHECKING:
     from zhiwen.kb import KnowledgeBase
@@ -195,7 +195,7 @@ def prepare(
     settings: PolicySettings | None = None,
 ) -> Prepared:
     """Intent → rewrite → retrieval → sources and notes (no LLM answer yet)."""
-    settings = settings or get_policy_settings()
+    settings = settings or policy_settings(ctx.settings)
     question = (question or "").strip()
     if not question:
         raise InvalidParameter("empty question", message="问题不能为空")
@@ -331,7 +331,7 @@ def ask_policy(
     settings: PolicySettings | None = None,
 ) -> PolicyResult:
     """The whole pipeline, one answer (an LLM failure never raises: the answer is extractive)."""
-    settings = settings or get_policy_settings()
+    settings = settings or policy_settings(ctx.settings)
     p = prepare(question, ctx, top_n=top_n, as_of=as_of, settings=settings)
     t = time.perf_counter()
     result = execute(answer_plan(p, settings), ctx.llm, timeout_s=settings.answer_timeout)
@@ -350,7 +350,7 @@ def stream_policy(
     settings: PolicySettings | None = None,
 ) -> Iterator[AppEvent]:
     """Events: ``meta`` (intent, rewrite, strategy), ``sources``, ``delta`` …, ``done`` (the rest)."""
-    settings = settings or get_policy_settings()
+    settings = settings or policy_settings(ctx.settings)
     p = prepare(question, ctx, top_n=top_n, as_of=as_of, settings=settings)
     yield AppEvent("meta", p.meta())
     yield AppEvent.sources(p.sources, {"sources": [citation_dict(c, p.general_kbs) for c in p.sources]})
