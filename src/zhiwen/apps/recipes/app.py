@@ -19,9 +19,11 @@ import typer
 
 from zhiwen.appkit import Answer, AppContext, AppEvent, AskRequest, BaseApp, KBSpec, SetupReport
 from zhiwen.appkit.app import Loader
+from zhiwen.appkit.conversation import standalone, with_standalone
 from zhiwen.errors import IngestError
 
 from .ingest import FORMAT, load_howtocook, sniff_howtocook
+from .names import dish_vocabulary
 from .service import answer_recipe, stream_recipe
 
 
@@ -64,12 +66,17 @@ class RecipesApp(BaseApp):
         return request.kb or self.kbs[0].name
 
     def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
+        """The dish stays the topic of a conversation (「要炖多久？」); 「那糖醋排骨呢？」 switches."""
         kb = ctx.open_kb(self._kb(request, ctx))
-        return answer_recipe(kb, request.question, top_k=request.top_k, llm=ctx.llm, pipeline=ctx.pipeline)
+        question = standalone(request, ctx, dish_vocabulary(kb)).question
+        answer = answer_recipe(kb, question, top_k=request.top_k, llm=ctx.llm, pipeline=ctx.pipeline)
+        return answer.model_copy(update={"standalone_question": question})
 
     def stream(self, request: AskRequest, ctx: AppContext) -> Iterator[AppEvent]:
         kb = ctx.open_kb(self._kb(request, ctx))
-        return stream_recipe(kb, request.question, top_k=request.top_k, llm=ctx.llm, pipeline=ctx.pipeline)
+        question = standalone(request, ctx, dish_vocabulary(kb)).question
+        events = stream_recipe(kb, question, top_k=request.top_k, llm=ctx.llm, pipeline=ctx.pipeline)
+        return with_standalone(events, question)
 
     def cli(self) -> typer.Typer | None:
         from .cli import commands

@@ -26,6 +26,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from zhiwen.cache import LRU
+from zhiwen.conversation.vocabulary import Vocabulary, kb_vocabulary
 from zhiwen.documents import Document
 from zhiwen.text.tokenizer import add_words
 
@@ -256,3 +257,17 @@ def catalog_for(kb: Any) -> DishCatalog:
     log.info("recipe catalog for %s: %d dishes", getattr(kb, "name", "?"), len(catalog))
     _CACHE.put(key, catalog)
     return catalog
+
+
+_VOCABULARIES: LRU[Vocabulary] = LRU(16, "recipe_vocabularies")
+
+
+def dish_vocabulary(kb: Any) -> Vocabulary:
+    """The dishes of the KB as conversation entities (kind ``dish``), with the KB's titles."""
+    key = (str(kb.name), int(kb.revision))
+    cached = _VOCABULARIES.get(key)
+    if cached is None:
+        dishes = Vocabulary({d.name: "dish" for d in catalog_for(kb).dishes})
+        cached = dishes | kb_vocabulary(kb)
+        _VOCABULARIES.put(key, cached)
+    return cached
