@@ -39,7 +39,9 @@ def test_a_new_dish_switches_the_topic(recipes_kb: KnowledgeBase, recipes_settin
     assert after.standalone_question.startswith("糖醋排骨")
 
 
-def test_a_standalone_question_passes_unchanged(recipes_kb: KnowledgeBase, recipes_settings: Settings) -> None:
+def test_a_standalone_question_passes_unchanged(
+    recipes_kb: KnowledgeBase, recipes_settings: Settings
+) -> None:
     history = _turns(("红烧肉怎么做？", "……"))
     answer = _ask(recipes_kb, recipes_settings, "宫保鸡丁怎么做？", history)
     assert answer.standalone_question == "宫保鸡丁怎么做？" and "宫保鸡丁" in answer.citations[0].title
