@@ -20,7 +20,8 @@ Example::
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from zhiwen.answer.events import AppEvent
 from zhiwen.answer.model import Answer
@@ -36,12 +37,22 @@ log = logging.getLogger(__name__)
 
 def standalone(request: AskRequest, ctx: AppContext, vocabulary: Vocabulary | None = None) -> Standalone:
     """``request.question`` made standalone with ``request.history`` (unchanged without one)."""
+    return standalone_of(request.history, request.question, ctx, vocabulary)
+
+
+def standalone_of(
+    history: Sequence[Mapping[str, Any]],
+    question: str,
+    ctx: AppContext,
+    vocabulary: Vocabulary | None = None,
+) -> Standalone:
+    """``question`` made standalone with ``history`` (OpenAI messages), as the settings say."""
     cfg = ctx.settings.conversation
     if not cfg.enabled:
-        return Standalone.unchanged(request.question)
+        return Standalone.unchanged(question)
     found = condense(
-        request.history,
-        request.question,
+        history,
+        question,
         vocabulary=vocabulary,
         llm=ctx.llm if cfg.llm_condense else None,
         timeout_s=cfg.condense_timeout_s,

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Method = Literal["rules", "embedding", "llm", "default"]
+Method = Literal["rules", "embedding", "llm", "default", "conversation"]  # conversation: carried over
 RuleFn = Callable[[str], "str | None"]
 REGEX_PREFIX = "re:"  # a rule string starting with this is a regular expression
 

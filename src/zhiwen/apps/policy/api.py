@@ -31,12 +31,14 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.appkit import AppContext, Citation
-from zhiwen.appkit.deps import Question, get_app_context
+from zhiwen.appkit import AppContext, AskRequest, Citation, conversation
+from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, ChatTurn
+from zhiwen.appkit.deps import Question, get_app_context, get_caller
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
 
-from .service import ask_policy, check_top_n, stream_policy
+from .app import app
+from .service import check_top_n
 from .settings import policy_settings
 
 log = logging.getLogger(__name__)
@@ -53,6 +55,14 @@ class PolicyAskIn(BaseModel):
     )
     as_of: date | None = Field(None, description="按哪天判断政策是否到期（默认今天），YYYY-MM-DD")
     stream: StrictBool = Field(False, description="以 SSE 流式返回答案")
+    history: list[ChatTurn] = Field(
+        default_factory=list,
+        max_length=MAX_HISTORY_MESSAGES,
+        description="此前的对话（OpenAI messages 格式）；追问（「那西班牙呢？」「需要什么材料？」）据此理解",
+    )
+    session_id: str | None = Field(
+        None, max_length=128, description="会话 ID：不带 history 时，服务端保存并续接这个会话的对话"
+    )
 
 
 class PolicySource(Citation):
@@ -69,6 +79,7 @@ class PolicyCountry(BaseModel):
 
 class PolicyAskData(BaseModel):
     answer: str
+    standalone_question: str | None = Field(None, description="结合对话理解后的完整问题（检索用的就是它）")
     intent: str = Field(description="visa_free | airline_visa_free | both | other")
     rewritten_question: str | None = Field(None, description="改写后的问题（通用问题不改写）")
     strategy: str = Field(description="dual | single")
@@ -89,13 +100,20 @@ class PolicyAskData(BaseModel):
     response_model=Envelope[PolicyAskData],
     responses=SSE_RESPONSE,
 )
-async def policy_ask(body: PolicyAskIn, ctx: AppContext = Depends(get_app_context)) -> Any:
+async def policy_ask(
+    body: PolicyAskIn, ctx: AppContext = Depends(get_app_context), caller: str = Depends(get_caller)
+) -> Any:
     settings = policy_settings(ctx.settings)
     top_n = check_top_n(body.top_n, settings)  # 4xx before any work or stream starts
-    if body.stream:
-        events = stream_policy(body.question, ctx, top_n=top_n, as_of=body.as_of, settings=settings)
-        return EventSourceResponse(sse_stream(events, log=log), ping=15)
-    result = await run_in_threadpool(
-        ask_policy, body.question, ctx, top_n=top_n, as_of=body.as_of, settings=settings
+    request = AskRequest(
+        question=body.question,
+        history=[turn.model_dump() for turn in body.history],
+        session_id=body.session_id,
+        caller=caller,
+        options={"top_n": top_n, "as_of": body.as_of},
     )
-    return ok(result.data())
+    if body.stream:
+        events = await run_in_threadpool(conversation.stream, app, request, ctx)
+        return EventSourceResponse(sse_stream(events, log=log), ping=15)
+    answer = await run_in_threadpool(conversation.ask, app, request, ctx)
+    return ok(answer.data)

@@ -82,13 +82,16 @@ class PolicyApp(BaseApp):
         from .service import ask_policy
 
         top_n = request.options.get("top_n", request.top_k)
-        return ask_policy(request.question, ctx, top_n=top_n, as_of=request.options.get("as_of")).to_answer()
+        as_of = request.options.get("as_of")
+        result = ask_policy(request.question, ctx, top_n=top_n, as_of=as_of, history=request.history)
+        return result.to_answer()
 
     def stream(self, request: AskRequest, ctx: AppContext) -> Iterator[AppEvent]:
         from .service import stream_policy
 
         top_n = request.options.get("top_n", request.top_k)
-        return stream_policy(request.question, ctx, top_n=top_n, as_of=request.options.get("as_of"))
+        as_of = request.options.get("as_of")
+        return stream_policy(request.question, ctx, top_n=top_n, as_of=as_of, history=request.history)
 
     def render(self, answer: Answer) -> bool:
         from .cli import render

@@ -27,15 +27,19 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from zhiwen.answer.events import AppEvent
 from zhiwen.answer.model import Answer, Citation
 from zhiwen.answer.qa import AnswerPlan, execute, execute_stream
 from zhiwen.appkit.app import AppContext
+from zhiwen.appkit.conversation import standalone_of
+from zhiwen.conversation.model import user_questions
+from zhiwen.conversation.vocabulary import Vocabulary
 from zhiwen.errors import InvalidParameter, ZhiwenError
 from zhiwen.understand.classify import Classification
 
@@ -81,6 +85,7 @@ class Prepared:
 
     def meta(self) -> dict[str, Any]:
         return {
+            "standalone_question": self.question,
             "intent": self.intent,
             "rewritten_question": self.rewritten,
             "strategy": self.strategy,
@@ -124,6 +129,7 @@ class PolicyResult:
             extractive_reason=self.extractive_reason,
             params=self.params,
             route=self.prepared.intent,
+            standalone_question=self.prepared.question,
             data=self.data(),
         )
 
@@ -186,6 +192,28 @@ def _fallback(reason: str | None, new: str) -> str:
     return reason
 
 
+@lru_cache(maxsize=1)
+def country_vocabulary() -> Vocabulary:
+    """Every name of every country (kind ``country``): a follow-up's 「那西班牙呢」 swaps one."""
+    return Vocabulary({name: "country" for c in default_gazetteer() for name in c.names})
+
+
+def conversation_intent(
+    question: str, history: Sequence[Mapping[str, Any]], ctx: AppContext, settings: PolicySettings
+) -> tuple[Classification, str | None]:
+    """The question's intent; a follow-up that names none (「需要什么材料？」) keeps the intent
+    of the conversation's last question."""
+    classification, fallback = classify(question, ctx, settings)
+    earlier = user_questions(history)
+    if classification.label != "other" or fallback or not earlier:
+        return classification, fallback
+    previous, _ = classify(earlier[-1], ctx, settings)
+    if previous.label in SPECIALIST_INTENTS:
+        log.info("[智能路由] 追问沿用上一轮的意图: %s", previous.label)
+        return replace(previous, method="conversation"), None
+    return classification, fallback
+
+
 def prepare(
     question: str,
     ctx: AppContext,
@@ -193,8 +221,9 @@ def prepare(
     top_n: Any = None,
     as_of: Any = None,
     settings: PolicySettings | None = None,
+    history: Sequence[Mapping[str, Any]] = (),
 ) -> Prepared:
-    """Intent → rewrite → retrieval → sources and notes (no LLM answer yet)."""
+    """Follow-up → intent → rewrite → retrieval → sources and notes (no LLM answer yet)."""
     settings = settings or policy_settings(ctx.settings)
     question = (question or "").strip()
     if not question:
@@ -204,7 +233,8 @@ def prepare(
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     cfg = kb_config(settings)
-    classification, fallback = classify(question, ctx, settings)
+    question = standalone_of(history, question, ctx, country_vocabulary()).question
+    classification, fallback = conversation_intent(question, history, ctx, settings)
     if fallback:
         POLICY_FALLBACKS.labels(reason=fallback).inc()
         log.warning("[智能路由] 降级为单问题检索，原因: %s", fallback)
@@ -329,10 +359,11 @@ def ask_policy(
     top_n: Any = None,
     as_of: Any = None,
     settings: PolicySettings | None = None,
+    history: Sequence[Mapping[str, Any]] = (),
 ) -> PolicyResult:
     """The whole pipeline, one answer (an LLM failure never raises: the answer is extractive)."""
     settings = settings or policy_settings(ctx.settings)
-    p = prepare(question, ctx, top_n=top_n, as_of=as_of, settings=settings)
+    p = prepare(question, ctx, top_n=top_n, as_of=as_of, settings=settings, history=history)
     t = time.perf_counter()
     result = execute(answer_plan(p, settings), ctx.llm, timeout_s=settings.answer_timeout)
     text = compose.append_missing_notes(result.answer, p.rows, p.notes) if result.llm_used else result.answer
@@ -348,10 +379,11 @@ def stream_policy(
     top_n: Any = None,
     as_of: Any = None,
     settings: PolicySettings | None = None,
+    history: Sequence[Mapping[str, Any]] = (),
 ) -> Iterator[AppEvent]:
     """Events: ``meta`` (intent, rewrite, strategy), ``sources``, ``delta`` …, ``done`` (the rest)."""
     settings = settings or policy_settings(ctx.settings)
-    p = prepare(question, ctx, top_n=top_n, as_of=as_of, settings=settings)
+    p = prepare(question, ctx, top_n=top_n, as_of=as_of, settings=settings, history=history)
     yield AppEvent("meta", p.meta())
     yield AppEvent.sources(p.sources, {"sources": [citation_dict(c, p.general_kbs) for c in p.sources]})
     t = time.perf_counter()
