@@ -9,7 +9,7 @@ import pytest
 
 MODULES = [
     "numerals", "negation", "vocabulary", "requirements", "price", "location", "layout",
-    "floors", "flags", "specials", "quality", "filters", "describe", "extract",
+    "floors", "flags", "specials", "quality", "filters", "describe", "extract", "followup",
 ]  # fmt: skip
 
 

@@ -1,6 +1,10 @@
 """``POST /ask`` — seed 000's property search, inside the ``{code, message, data}`` envelope.
 
-Request ``{"question": str, "max_results": int = 3, "kb": str = "listings"}``. Response::
+Request ``{"question": str, "max_results": int = 3, "kb": str = "listings"}``, optionally with
+the conversation so far, ``history`` (OpenAI messages, oldest first), or a ``session_id`` whose
+turns the server keeps (bound to the caller's API key). A follow-up (「预算放宽到700万」,
+「换成普陀」, 「不限楼层了」) is searched with the constraints of every turn merged
+(:mod:`.followup`). Response::
 
     {"code": 0, "message": "success",
      "data": {"answer": "…", "retrieved_properties": [{"id", "title", "location", "price",
@@ -8,7 +12,16 @@ Request ``{"question": str, "max_results": int = 3, "kb": str = "listings"}``. R
                 "area", "rooms", "layout", "floor", "build_year", "building_type", "decoration",
                 "elevator", "orientation", "unit_price", "city", "relaxed"}],
               "llm_used": false, "requirements": {…}, "relaxed": [], "cached": false,
-              "params": {…}, "timings_ms": {…}}}
+              "params": {…}, "timings_ms": {…},
+              "standalone_question": "上海普陀区 700万以内 2室 南北通透",   # null: as asked
+              "merged_requirements": {…}, "understood": "上海；位置: 普陀区；…",
+              "conversation": {"turns": 3, "follow_up": true, "fresh_start": false,
+                               "added": […], "replaced": ["price_range"], "removed": […]},
+              "total_matches": 57, "session_id": null}}
+
+Seed 000's fields are unchanged; ``requirements`` is what was searched (the merged constraints
+in a conversation, the question's own otherwise), ``total_matches`` how many listings pass every
+hard constraint (the answer says how many match and how many are shown).
 
 Errors: empty question / wrong types / ``max_results`` outside 1..``max_results_limit`` → 422,
 a body over ``api.max_body_bytes`` → 413, unknown KB → 404, a KB of another app → 422.
@@ -23,8 +36,9 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.appkit import AppContext
-from zhiwen.appkit.deps import KBName, Question, get_app_context
+from zhiwen.appkit import AppContext, AskRequest, conversation
+from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, ChatTurn
+from zhiwen.appkit.deps import KBName, Question, get_app_context, get_caller
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.errors import InvalidParameter
 
@@ -39,6 +53,14 @@ class AskIn(BaseModel):
     question: Question = Field(description="找房问题，例如：浦东800万以内的两房，要有电梯")
     max_results: Annotated[StrictInt, Field(ge=1, le=10_000)] = Field(3, description="最多返回几套房源")
     kb: KBName = Field("listings", description="房源知识库名称")
+    history: list[ChatTurn] = Field(
+        default_factory=list,
+        max_length=MAX_HISTORY_MESSAGES,
+        description="此前的对话（OpenAI messages 格式，按时间先后）；追问的条件与之前的合并",
+    )
+    session_id: str | None = Field(
+        None, max_length=128, description="会话 ID：不带 history 时，服务端保存并续接这个会话的对话"
+    )
 
 
 class Property(BaseModel):
@@ -80,10 +102,20 @@ class AskData(BaseModel):
     kb: str
     params: dict[str, Any] = Field(default_factory=dict)
     timings_ms: dict[str, float] = Field(default_factory=dict)
+    standalone_question: str | None = Field(
+        None, description="结合对话合并后的完整需求（一句话）；null：按原问题理解"
+    )
+    merged_requirements: dict[str, Any] = Field(default_factory=dict, description="合并后的全部条件")
+    understood: str | None = Field(None, description="合并后的条件（中文一行）")
+    conversation: dict[str, Any] = Field(default_factory=dict, description="本轮相对之前新增/替换/取消的条件")
+    total_matches: int | None = Field(None, description="符合全部硬性条件的房源数（null：未统计）")
+    session_id: str | None = Field(None, description="会话 ID")
 
 
 @router.post("/ask", summary="房源问答（seed 000）", response_model=Envelope[AskData])
-async def ask(body: AskIn, ctx: AppContext = Depends(get_app_context)) -> dict[str, Any]:
+async def ask(
+    body: AskIn, ctx: AppContext = Depends(get_app_context), caller: str = Depends(get_caller)
+) -> dict[str, Any]:
     from .app import app
 
     limit = get_listings_settings().max_results_limit
@@ -98,5 +130,13 @@ async def ask(body: AskIn, ctx: AppContext = Depends(get_app_context)) -> dict[s
             f"knowledge base {body.kb!r} belongs to app {owner!r}",
             message=f"知识库「{body.kb}」不是房源库（属于 {owner}）",
         )
-    result = await run_in_threadpool(app.result, body.question, body.max_results, ctx, body.kb)
-    return ok(result)
+    request = AskRequest(
+        question=body.question,
+        kb=body.kb,
+        history=[turn.model_dump() for turn in body.history],
+        session_id=body.session_id,
+        caller=caller,
+        options={"max_results": body.max_results},
+    )
+    answer = await run_in_threadpool(conversation.ask, app, request, ctx)
+    return ok({**answer.data, "session_id": body.session_id})

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import csv
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -105,18 +105,26 @@ class ListingsApp(BaseApp):
         )
 
     def result(
-        self, question: str, max_results: int, ctx: AppContext, kb_name: str | None = None
+        self,
+        question: str,
+        max_results: int,
+        ctx: AppContext,
+        kb_name: str | None = None,
+        history: Sequence[Mapping[str, Any]] = (),
     ) -> dict[str, Any]:
-        """Seed 000's result object (answer, retrieved_properties, requirements, params …)."""
+        """Seed 000's result object (answer, retrieved_properties, requirements, params …), plus
+        the request understood in its conversation (``history``: OpenAI messages, oldest first)."""
         from .service import get_service
 
         kb = ctx.open_kb(kb_name or self.kbs[0].name)
         service = get_service(kb, ctx.settings, llm=ctx.llm)
-        return service.ask(question, max_results, pipeline=ctx.pipeline)
+        return service.ask(question, max_results, history=history, pipeline=ctx.pipeline)
 
     def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
         n = request.options.get("max_results") or request.top_k or DEFAULT_RESULTS
-        result = self.result(request.question, int(n), ctx, request.kb)
+        # ZHIWEN_CONVERSATION__ENABLED=false: every question as asked (the benchmarks' before)
+        history = request.history if ctx.settings.conversation.enabled else []
+        result = self.result(request.question, int(n), ctx, request.kb, history)
         kb = str(result.get("kb") or request.kb or self.kbs[0].name)
         return Answer(
             answer=str(result["answer"]),
@@ -124,6 +132,9 @@ class ListingsApp(BaseApp):
             llm_used=bool(result["llm_used"]),
             extractive_reason=None if result["llm_used"] else "no_llm" if ctx.llm is None else "llm_error",
             params=dict(result.get("params") or {}),
+            session_id=request.session_id,
+            # the merged request as one sentence when the conversation changed the question
+            standalone_question=result.get("standalone_question"),
             data=result,
         )
 

@@ -30,6 +30,7 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
@@ -38,23 +39,25 @@ from zhiwen.apps.listings.describe import describe_requirements
 from zhiwen.apps.listings.extract import (
     Requirements,
     assess,
-    extract_rules,
     hard_filters,
     normalise_question,
     relaxable_steps,
 )
+from zhiwen.apps.listings.followup import Dialogue, understand
 from zhiwen.apps.listings.gazetteer import get_gazetteer
 from zhiwen.apps.listings.scoring import Weights, score_listing
 from zhiwen.apps.listings.settings import ListingsSettings, get_listings_settings
 from zhiwen.apps.listings.understand_llm import LLMExtractor, merge
 from zhiwen.cache import LRU
 from zhiwen.config import Settings, get_settings
+from zhiwen.conversation.model import user_questions
 from zhiwen.documents import SearchHit
 from zhiwen.errors import InvalidParameter, LLMError, MissingParameter, WrongParameterType, ZhiwenError
 from zhiwen.llm.base import ChatModel
 from zhiwen.metrics import EXTRACTIVE_ANSWERS, FALLBACKS
 from zhiwen.retrieve.fusion import rrf
 from zhiwen.retrieve.pipeline import RetrievalPipeline
+from zhiwen.store.filters import parse_filters
 
 log = logging.getLogger(__name__)
 
@@ -149,14 +152,33 @@ def _building_bits(p: dict[str, Any]) -> list[str]:
     return bits
 
 
-def compose_answer(question: str, req: Requirements, props: list[dict[str, Any]], note: str) -> str:
+def found_line(props: list[dict[str, Any]], total: int | None) -> str:
+    """「为您找到 3 套房源」, or how many match and how many are shown (issue #30).
+
+    >>> found_line([{"relaxed": False}] * 3, 57)
+    '符合条件的房源共 57 套，按匹配度为您展示前 3 套：'
+    >>> found_line([{"relaxed": False}, {"relaxed": True}], 1)
+    '完全符合条件的房源有 1 套，另有 1 套放宽了部分条件：'
+    """
+    shown = len(props)
+    exact = sum(1 for p in props if not p.get("relaxed"))
+    if total is not None and total > shown:
+        return f"符合条件的房源共 {total} 套，按匹配度为您展示前 {shown} 套："
+    if total is not None and exact < shown:
+        return f"完全符合条件的房源有 {total} 套，另有 {shown - total} 套放宽了部分条件："
+    return f"为您找到 {shown} 套房源："
+
+
+def compose_answer(
+    question: str, req: Requirements, props: list[dict[str, Any]], note: str, total: int | None = None
+) -> str:
     """The extractive answer: the listings and their reasons, with a note that no LLM wrote it."""
     lines = [note]
     if not props:
         lines.append(f"根据您的需求（{describe_requirements(req)}），暂时没有找到符合条件的房源。")
         lines.append("建议适当放宽预算、面积或区域条件后再试。")
         return "\n".join(lines)
-    lines.append(f"根据您的需求（{describe_requirements(req)}），为您找到 {len(props)} 套房源：")
+    lines.append(f"根据您的需求（{describe_requirements(req)}），{found_line(props, total)}")
     for i, p in enumerate(props, start=1):
         lines.append(_listing_line(i, p))
         lines.append(f"   匹配度 {p['match_percentage']}%：" + "；".join(p["match_reasons"]))
@@ -164,6 +186,19 @@ def compose_answer(question: str, req: Requirements, props: list[dict[str, Any]]
         lines.append("注：标有“已放宽”的房源并不完全符合您的全部条件，请留意。")
     lines.append("以上信息均来自房源挂牌数据，学区、交通等细节请在看房时进一步核实。")
     return "\n".join(lines)
+
+
+def conversation_fields(dialogue: Dialogue, req: Requirements, total: int | None) -> dict[str, Any]:
+    """What the result adds to seed 000's fields: the request as understood in its conversation
+    (the merged constraints, one sentence of them) and how many listings match."""
+    return {
+        # None: the question as asked (Answer's convention); else the merged request, one sentence
+        "standalone_question": dialogue.standalone if dialogue.follow_up else None,
+        "merged_requirements": req.summary(),
+        "understood": describe_requirements(req),
+        "conversation": dialogue.to_dict(),
+        "total_matches": total,
+    }
 
 
 def _tuning(pipeline: RetrievalPipeline | None) -> str:
@@ -204,6 +239,7 @@ class ListingsService:
             else None
         )
         self._cities: tuple[int, set[str]] | None = None
+        self._all: tuple[int, list[dict[str, Any]] | None] | None = None
         self._lock = threading.Lock()
 
     # -- validation and cache ---------------------------------------------------------------
@@ -234,18 +270,31 @@ class ListingsService:
         return q, max_results
 
     def cache_key(
-        self, question: str, max_results: int, pipeline: RetrievalPipeline | None = None
+        self,
+        question: str,
+        max_results: int,
+        pipeline: RetrievalPipeline | None = None,
+        earlier: Sequence[str] = (),
     ) -> tuple[Any, ...]:
-        # the runtime rerank / adaptive settings are part of the answer: a change must miss
+        # the runtime rerank / adaptive settings are part of the answer: a change must miss;
+        # so is the conversation before the question (a follow-up means something else)
         tuning = _tuning(pipeline)
-        return (normalise_question(question).lower(), max_results, self.kb.name, self.kb.revision, tuning)
+        before = tuple(normalise_question(e).lower() for e in earlier)
+        return (normalise_question(question).lower(), max_results, self.kb.name, self.kb.revision, tuning) + (
+            (before,) if before else ()
+        )
 
     def cached(
-        self, question: str, max_results: int = 3, pipeline: RetrievalPipeline | None = None
+        self,
+        question: str,
+        max_results: int = 3,
+        pipeline: RetrievalPipeline | None = None,
+        *,
+        history: Sequence[Mapping[str, Any]] = (),
     ) -> dict[str, Any] | None:
         """The cached answer (marked ``cached: true``) or None; no retrieval, no LLM."""
         q, n = self.validate(question, max_results)
-        hit = self.cache.get(self.cache_key(q, n, pipeline))
+        hit = self.cache.get(self.cache_key(q, n, pipeline, user_questions(history)))
         if hit is None:
             return None
         out = dict(hit)
@@ -269,6 +318,32 @@ class ListingsService:
         with self._lock:
             self._cities = (rev, found)
         return found
+
+    def _metadata(self) -> list[dict[str, Any]] | None:
+        """Every listing's metadata, read once per KB revision (None: too many to count here)."""
+        rev = self.kb.revision
+        with self._lock:
+            if self._all is not None and self._all[0] == rev:
+                return self._all[1]
+        store = self.kb.store
+        metas: list[dict[str, Any]] | None = None
+        if store.count() <= self.listings.count_limit:
+            metas = [dict(d.metadata) for d in store.get_parents(sorted(store.doc_ids()))]
+        with self._lock:
+            self._all = (rev, metas)
+        return metas
+
+    def count_matches(self, filters: dict[str, Any]) -> int | None:
+        """How many listings pass every hard constraint (None: the KB is too large to count)."""
+        try:
+            metas = self._metadata()
+        except ZhiwenError:
+            log.debug("listings: could not read the metadata to count", exc_info=True)
+            return None
+        if metas is None:
+            return None
+        condition = parse_filters(filters)
+        return sum(1 for m in metas if condition.matches(m))
 
     @staticmethod
     def search_text(question: str, req: Requirements) -> str:
@@ -341,12 +416,19 @@ class ListingsService:
         question: str,
         max_results: int = 3,
         *,
+        history: Sequence[Mapping[str, Any]] = (),
         use_cache: bool = True,
         pipeline: RetrievalPipeline | None = None,
     ) -> dict[str, Any]:
-        """Seed 000's answer. ``pipeline`` applies the engine's rerank/MMR settings to the candidates."""
+        """Seed 000's answer. ``pipeline`` applies the engine's rerank/MMR settings to the candidates.
+
+        ``history`` is the conversation so far (OpenAI messages, oldest first): a follow-up is
+        searched with the constraints of every user turn merged (:mod:`.followup`), and the
+        result says so (``standalone_question``, ``merged_requirements``, ``conversation``).
+        """
         q, n = self.validate(question, max_results)
-        key = self.cache_key(q, n, pipeline)
+        earlier = user_questions(history)
+        key = self.cache_key(q, n, pipeline, earlier)
         hit = self.cache.get(key) if use_cache else None
         if hit is not None:
             return {**hit, "cached": True}
@@ -354,40 +436,38 @@ class ListingsService:
         timings: dict[str, float] = {}
         ls = self.listings
 
-        req = extract_rules(q, kb_cities=self.kb_cities())
-        quality = assess(q, req)
+        dialogue = understand(q, earlier, kb_cities=self.kb_cities())
+        req, text = dialogue.merged, dialogue.standalone  # text: q itself unless a follow-up
+        quality = assess(text, req)
         timings["rules_ms"] = (time.perf_counter() - t0) * 1000
         k = max(quality.dynamic_k, 4 * n)
-        query = self.search_text(q, req)
+        query = self.search_text(text, req)
         filters = hard_filters(req, tolerance=ls.price_over_budget_tolerance)
 
         # extraction ∥ vector ∥ full-text (seed 000's parallel tasks)
         tr = time.perf_counter()
         llm_future: Future[Any] | None = None
         if self.extractor is not None and quality.needs_llm:
-            llm_future = _POOL.submit(self.extractor.extract, q)
+            llm_future = _POOL.submit(self.extractor.extract, text)
         futures: dict[str, Future[Any]] = {
             "dense": _POOL.submit(self._branch, query, "dense", k, filters),
             "bm25": _POOL.submit(self._branch, query, "bm25", k, filters),
         }
         data = llm_future.result() if llm_future is not None else None
-        llm_used_for_extract = bool(data)
         if data:
-            req, query, filters, futures = self._with_extraction(q, req, data, query, filters, futures)
+            req, query, filters, futures = self._with_extraction(text, req, data, query, filters, futures)
         fused, params = self._refine(pipeline, query, self._retrieve(query, filters, k, futures or None))
         timings["retrieve_ms"] = (time.perf_counter() - tr) * 1000
         tiers, labels = self._relaxation_tiers(req, query, fused, n, k)
 
         ts = time.perf_counter()
-        props: list[dict[str, Any]] = []
-        for hits, tier_labels in tiers:
-            props.extend(self._rescored(hits, tier_labels, req, n - len(props)))
-            if len(props) >= n:
-                break
+        props = self._shown(tiers, req, n)
+        total = self.count_matches(filters)
         timings["rescore_ms"] = (time.perf_counter() - ts) * 1000
 
         ta = time.perf_counter()
-        answer, llm_used, cacheable = self._answer(q, req, props)
+        asked = f"{text}（客户最新一句：{q}）" if dialogue.follow_up else q
+        answer, llm_used, cacheable = self._answer(asked, req, props, total)
         timings["answer_ms"] = (time.perf_counter() - ta) * 1000
         timings["total_ms"] = (time.perf_counter() - t0) * 1000
         result: dict[str, Any] = {
@@ -401,17 +481,29 @@ class ListingsService:
                 "complex_patterns": quality.complex_patterns,
                 "complexity": quality.complexity,
                 "dynamic_k": quality.dynamic_k,
-                "llm_extraction": llm_used_for_extract,
+                "llm_extraction": bool(data),
             },
             "kb": self.kb.name,
             "kb_revision": self.kb.revision,
             "params": params,
             "cached": False,
             "timings_ms": {k2: round(v, 2) for k2, v in timings.items()},
+            **conversation_fields(dialogue, req, total),
         }
         if use_cache and cacheable:
             self.cache.put(key, result)
         return result
+
+    def _shown(
+        self, tiers: list[tuple[list[tuple[SearchHit, float]], list[str]]], req: Requirements, n: int
+    ) -> list[dict[str, Any]]:
+        """The ``n`` listings shown: exact matches first, then each relaxation tier in turn."""
+        props: list[dict[str, Any]] = []
+        for hits, tier_labels in tiers:
+            props.extend(self._rescored(hits, tier_labels, req, n - len(props)))
+            if len(props) >= n:
+                break
+        return props
 
     def _with_extraction(
         self,
@@ -487,13 +579,13 @@ class ListingsService:
         return props
 
     def _answer(
-        self, question: str, req: Requirements, props: list[dict[str, Any]]
+        self, question: str, req: Requirements, props: list[dict[str, Any]], total: int | None = None
     ) -> tuple[str, bool, bool]:
         """(answer, llm_used, cacheable). One LLM call; failures fall back and are not cached."""
         if self.llm is None:
             EXTRACTIVE_ANSWERS.labels(app="listings", reason="no_llm").inc()
             note = "（未配置大模型：以下回答由系统根据检索到的房源自动整理。）"
-            return compose_answer(question, req, props, note), False, True
+            return compose_answer(question, req, props, note, total), False, True
         if not props:
             EXTRACTIVE_ANSWERS.labels(app="listings", reason="no_results").inc()
             return compose_answer(question, req, props, "（没有检索到房源，未调用大模型。）"), False, True
@@ -504,6 +596,9 @@ class ListingsService:
         prompt = ADVISER_PROMPT.format(
             question=question, requirements=describe_requirements(req), listings=listing_text
         )
+        if total is not None and total > len(props):
+            shown = len(props)
+            prompt += f"\n（符合全部条件的房源共 {total} 套，上面是匹配度最高的 {shown} 套，请说明这一点。）"
         try:
             from zhiwen.llm import llm_purpose
 
@@ -518,7 +613,7 @@ class ListingsService:
             FALLBACKS.labels(kind="listings_answer_llm_error").inc()
             log.warning("listings: answer LLM failed (%s); composed answer", exc)
             note = f"（大模型暂时不可用（{exc.message}），以下回答由系统根据检索到的房源自动整理。）"
-            return compose_answer(question, req, props, note), False, False
+            return compose_answer(question, req, props, note, total), False, False
 
 
 # -- one service per knowledge base ------------------------------------------------------------

@@ -43,6 +43,9 @@ class ListingsSettings(BaseModel):
     max_results_limit: int = Field(50, ge=1)
     # relax constraints only when fewer exact matches than min(max_results, relax_below) exist
     relax_below: int = Field(3, ge=0)
+    # the answer says how many listings match when the KB has at most this many (counted in
+    # memory from their metadata, once per KB revision); 0: never count
+    count_limit: int = Field(50_000, ge=0)
 
 
 def listings_settings(settings: Settings) -> ListingsSettings:
