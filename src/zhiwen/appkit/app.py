@@ -147,11 +147,12 @@ class Conversation(Protocol):
 
 
 class ConversationStore(Protocol):
-    """Where an app keeps conversations by session id (the advisor's facts per chat)."""
+    """Where an app keeps conversations by session id and caller (the advisor's facts per chat):
+    a session is bound to its caller (:attr:`AskRequest.caller`), another caller cannot see it."""
 
-    def peek(self, session_id: str) -> Conversation | None: ...
+    def peek(self, session_id: str, caller: str = "") -> Conversation | None: ...
 
-    def drop(self, session_id: str) -> None: ...
+    def drop(self, session_id: str, caller: str = "") -> None: ...
 
 
 EventText = Callable[[AppEvent], str]  # one stream event → the text it adds to the answer

@@ -33,7 +33,10 @@ def test_loan_question_from_the_financial_advisor(advisor_ctx: AppContext) -> No
     assert call(fin, "calc_loan")["monthly_payment"] == 8967.34
     assert call(fin, "assess_pressure")["level"] == "中"
     assert "8,967.34元" in fin["content"] and "还款压力：中" in fin["content"]
-    assert answer.answer.startswith("### 💰 财务顾问\n")
+    # the facts used come first (#28), then the roles
+    echo = "按总价300万元、首付三成（90万元）、贷款30年、利率3.1%、等额本息、月收入2万元计算："
+    assert answer.answer.startswith(echo + "\n\n### 💰 财务顾问\n")
+    assert answer.standalone_question == echo + LOAN_QUESTION
     assert answer.data["plan"]["roles"] == ["financial_advisor", "home_advisor"]
     assert answer.llm_used is False and answer.extractive_reason == "no_llm"
     assert set(answer.data) >= {"plan", "roles", "tool_calls", "discussion"}
@@ -97,7 +100,8 @@ def test_missing_information_is_asked_for(advisor_ctx: AppContext) -> None:
 def test_stream_events_in_order(advisor_ctx: AppContext) -> None:
     events = list(AdvisorApp().stream(AskRequest(question=LOAN_QUESTION), advisor_ctx))
     types = [e.type for e in events]
-    assert types == ["role_start", "role_result", "role_start", "role_result", "done"]
+    assert types == ["facts", "role_start", "role_result", "role_start", "role_result", "done"]
+    assert events.pop(0).data["facts"]["loan_years"] == 30  # the facts used come first (#28)
     assert events[0].to_dict() == {
         "type": "role_start",
         "role": "financial_advisor",

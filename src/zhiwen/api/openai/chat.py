@@ -165,7 +165,7 @@ async def chat_completions(
         options=app_options(target, body.options),
     )
     answerer = target.answerer
-    await guarded(reconcile_session, answerer.sessions, session_id, conversation)
+    await guarded(reconcile_session, answerer.sessions, session_id, conversation, caller=ask_request.caller)
     if not body.stream:
         answer = await guarded(chat.ask, answerer, ask_request, ctx)
         return await guarded(_completion, body, target, conversation, answer, ctx)

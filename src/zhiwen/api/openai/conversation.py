@@ -81,7 +81,9 @@ def derive_session_id(conversation: Conversation, *, model: str, caller: str, us
     return "oai-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
 
 
-def reconcile_session(store: ConversationStore | None, session_id: str, conversation: Conversation) -> bool:
+def reconcile_session(
+    store: ConversationStore | None, session_id: str, conversation: Conversation, *, caller: str = ""
+) -> bool:
     """Drop the stored session when it disagrees with the client's history; True if dropped.
 
     ``store`` is the answering app's declared :attr:`~zhiwen.appkit.app.BaseApp.sessions`
@@ -89,7 +91,7 @@ def reconcile_session(store: ConversationStore | None, session_id: str, conversa
     """
     if store is None:
         return False
-    session = store.peek(session_id)
+    session = store.peek(session_id, caller=caller)
     if session is None:
         return False
     stored = [t.strip() for t in session.user_texts()]
@@ -99,5 +101,5 @@ def reconcile_session(store: ConversationStore | None, session_id: str, conversa
     agrees = len(stored) <= len(client) and stored == client[len(client) - len(stored) :]
     if agrees:
         return False
-    store.drop(session_id)
+    store.drop(session_id, caller=caller)
     return True

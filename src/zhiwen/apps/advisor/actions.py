@@ -44,6 +44,7 @@ class RoleState:
     previous: list[ToolCallRecord] = field(default_factory=list)  # calls of the roles before
     assumptions: list[str] = field(default_factory=list)
     book: RuleBook = field(default_factory=get_rulebook)
+    loan_only: bool = False  # the loan was computed from a stated loan amount alone (no price)
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolCallRecord:
         return execute_call(self.registry, name, arguments)
@@ -58,8 +59,47 @@ class RoleState:
 
 # -- 财务顾问 -------------------------------------------------------------------------------------
 def loan_arguments(state: RoleState) -> dict[str, Any] | None:
-    """calc_loan arguments from the facts (defaults stated as assumptions); None without a price."""
-    f, book = state.facts, state.book
+    """calc_loan arguments from the facts (defaults stated as assumptions); None without a price
+    or a loan amount. A stated loan amount is the loan exactly, with or without a price."""
+    f = state.facts
+    price_ratio = (
+        _price_for_loan(state, f.loan_amount) if f.loan_amount is not None else _price_and_ratio(state)
+    )
+    if price_ratio is None:
+        return None
+    price, ratio = price_ratio
+    years = f.loan_years
+    if years is None:
+        years = DEFAULT_YEARS
+        state.assumptions.append(f"未说明贷款年限，按{DEFAULT_YEARS}年计算")
+    years = min(max(years, 1), 30)
+    return {
+        "price": round(price, 2),
+        "down_payment_ratio": round(ratio, 10),
+        "years": years,
+        "rate": _loan_rate(state, years),
+    }
+
+
+def _price_for_loan(state: RoleState, loan: float) -> tuple[float, float]:
+    """(price, ratio) whose loan is ``loan`` to the cent: the stated price (or the loan plus the
+    down payment, or the loan over 1 − 首付比例); without any, the loan alone (ratio 0)."""
+    f = state.facts
+    price = f.effective_price()
+    if price is None and f.down_payment_ratio is not None and f.down_payment_ratio < 1:
+        price = round(loan / (1 - f.down_payment_ratio), 2)
+    if price is None or price <= loan:
+        if price is not None:
+            state.assumptions.append(f"贷款额{wan_amount(loan / 10_000)}不低于总价，按贷款额直接计算")
+        state.loan_only = True
+        return loan, 0.0
+    ratio = (price - loan) / price
+    _check_floor(state, ratio)
+    return price, ratio
+
+
+def _price_and_ratio(state: RoleState) -> tuple[float, float] | None:
+    f = state.facts
     price = f.target_price
     if price is None:
         price = _market_price(state)
@@ -69,28 +109,31 @@ def loan_arguments(state: RoleState) -> dict[str, Any] | None:
     if ratio is None:
         ratio = DEFAULT_RATIO
         state.assumptions.append("未说明首付，按三成计算")
-    minimum = book.down_payment()
-    floor = minimum.first_home_min if f.is_first_home is not False else minimum.second_home_min
+    _check_floor(state, ratio)
+    return price, ratio
+
+
+def _check_floor(state: RoleState, ratio: float) -> None:
+    minimum = state.book.down_payment()
+    floor = minimum.first_home_min if state.facts.is_first_home is not False else minimum.second_home_min
     if ratio < floor:
         state.assumptions.append(
             f"注意：首付比例{pct(ratio)}低于全国最低首付比例{pct(floor)}（{minimum.effective_from}起）"
         )
-    years = f.loan_years
-    if years is None:
-        years = DEFAULT_YEARS
-        state.assumptions.append(f"未说明贷款年限，按{DEFAULT_YEARS}年计算")
-    years = min(max(years, 1), 30)
-    rate = f.rate
-    if rate is None:
-        if f.provident_fund:
-            fund = book.provident_fund()
-            rate = fund.rate(years, first_home=f.is_first_home is not False)
-            state.assumptions.append(f"按公积金贷款利率{rate:g}%计算（{fund.date}起执行）")
-        else:
-            lpr = book.lpr()
-            rate = lpr.five_year
-            state.assumptions.append(f"未说明利率，按5年期以上LPR {rate:g}%估算（截至{lpr.date}）")
-    return {"price": round(price, 2), "down_payment_ratio": round(ratio, 6), "years": years, "rate": rate}
+
+
+def _loan_rate(state: RoleState, years: int) -> float:
+    f, book = state.facts, state.book
+    if f.rate is not None:
+        return f.rate
+    if f.provident_fund:
+        fund = book.provident_fund()
+        rate = fund.rate(years, first_home=f.is_first_home is not False)
+        state.assumptions.append(f"按公积金贷款利率{rate:g}%计算（{fund.date}起执行）")
+        return rate
+    lpr = book.lpr()
+    state.assumptions.append(f"未说明利率，按5年期以上LPR {lpr.five_year:g}%估算（截至{lpr.date}）")
+    return lpr.five_year
 
 
 def _market_price(state: RoleState) -> float | None:
@@ -141,7 +184,7 @@ def act_financial(state: RoleState) -> list[ToolCallRecord]:
 # -- 政策专家 -------------------------------------------------------------------------------------
 def tax_arguments(state: RoleState) -> dict[str, Any] | None:
     f = state.facts
-    price = f.target_price
+    price = f.effective_price()
     if price is None:
         return None
     rule = state.book.deed_tax()

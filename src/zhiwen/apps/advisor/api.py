@@ -1,7 +1,8 @@
 """The advisor's HTTP routes: chat (SSE), the seed's calculators, and direct tool calls.
 
-* ``POST /api/v1/chat`` ``{session_id, message, mode}`` → SSE ``data:`` lines:
-  ``role_start`` / ``role_result`` / ``discussion`` …, ``error`` on failure, ``done`` last.
+* ``POST /api/v1/chat`` ``{session_id, message, mode}`` → SSE ``data:`` lines: ``facts`` (the
+  facts used, 「按总价…计算：」), ``role_start`` / ``role_result`` / ``discussion`` …, ``error`` on
+  failure, ``done`` last. The session is bound to the caller's API key (another key starts its own).
 * ``POST /api/v1/calc/loan`` and ``/api/v1/calc/tax`` → ``{code, message, data}`` with the seed's
   fields. Their bodies are validated by the tools themselves, so bad input gets the seed's codes:
   3001 missing field, 3002 wrong type, 2001 invalid value (422), with the field named in Chinese.
@@ -27,7 +28,7 @@ from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.appkit.app import AppContext
-from zhiwen.appkit.deps import Question, get_app_context
+from zhiwen.appkit.deps import Question, get_app_context, get_caller
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
 from zhiwen.apps.advisor.tools import LoanArgs, TaxArgs, build_registry
@@ -147,9 +148,11 @@ def build_router(app: AdvisorApp) -> APIRouter:
         response_class=EventSourceResponse,
         responses=SSE_RESPONSE,
     )
-    async def chat(body: ChatRequest, ctx: AppContext = Depends(get_app_context)) -> EventSourceResponse:
+    async def chat(
+        body: ChatRequest, ctx: AppContext = Depends(get_app_context), caller: str = Depends(get_caller)
+    ) -> EventSourceResponse:
         _, events = await run_in_threadpool(
-            app.service.chat, ctx, body.message, session_id=body.session_id, mode=body.mode
+            app.service.chat, ctx, body.message, session_id=body.session_id, mode=body.mode, caller=caller
         )
         return EventSourceResponse(sse_stream(events, log=log), ping=15)
 

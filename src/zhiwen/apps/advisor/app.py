@@ -98,6 +98,7 @@ class AdvisorApp(BaseApp):
             session_id=request.session_id,
             mode=str(request.options.get("mode") or "standard"),
             history=request.history,
+            caller=request.caller,
         )
         return answer
 
@@ -109,6 +110,7 @@ class AdvisorApp(BaseApp):
             session_id=request.session_id,
             mode=str(request.options.get("mode") or "standard"),
             history=request.history,
+            caller=request.caller,
         )
         return events
 

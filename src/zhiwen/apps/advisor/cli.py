@@ -48,7 +48,9 @@ def render_events(events: Iterable[AppEvent], out: Console | None = None) -> dic
     status = None
     for event in events:
         data = event.data
-        if event.type == "role_start":
+        if event.type == "facts":  # the facts used, so a misreading can be corrected next turn
+            out.print(f"[bold]{escape(str(data.get('text') or ''))}[/]", highlight=False)
+        elif event.type == "role_start":
             status = out.status(f"{data['icon']} {data['name']}正在分析…")
             status.start()
         elif event.type == "role_result":

@@ -7,8 +7,10 @@ non-streamed answer (:func:`zhiwen.apps.advisor.service.answer_text`).
 Example::
 
     >>> render = AdvisorEventText()
+    >>> render(AppEvent("facts", {"text": "按总价300万元、首付三成（90万元）计算："}))
+    '按总价300万元、首付三成（90万元）计算：'
     >>> render(AppEvent("role_start", {"icon": "💰", "name": "财务顾问"}))
-    '### 💰 财务顾问\\n'
+    '\\n\\n### 💰 财务顾问\\n'
     >>> render(AppEvent("role_result", {"content": "月供 8,967.34 元"}))
     '月供 8,967.34 元'
 """
@@ -37,6 +39,8 @@ class AdvisorEventText:
 
     def _text(self, event: AppEvent) -> str:
         data = event.data
+        if event.type == "facts":  # the facts used, first: 「按总价300万元、首付三成……计算：」
+            return self._separated(str(data.get("text") or ""))
         if event.type == "role_start":
             self.discussing = False
             heading = " ".join(str(x) for x in (data.get("icon"), data.get("name") or data.get("role")) if x)

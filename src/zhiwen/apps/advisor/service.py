@@ -1,9 +1,12 @@
 """One chat turn end to end: session facts → plan → standard or discussion mode → events.
 
-:class:`AdvisorService` holds the sessions; :meth:`AdvisorService.chat` returns the turn's
-:class:`ChatRun` and an iterator of :class:`AppEvent` (``role_start``, ``role_result``,
-``discussion`` …, then ``done``) that fills the run as it is consumed — the SSE route, the
-terminal chat and :meth:`AdvisorApp.ask` all go through it.
+:class:`AdvisorService` holds the sessions (durable under ``ZHIWEN_HOME`` by default, keyed by
+caller and id); :meth:`AdvisorService.chat` returns the turn's :class:`ChatRun` and an iterator
+of :class:`AppEvent` (``facts``, then ``role_start``, ``role_result``, ``discussion`` …, then
+``done``) that fills the run as it is consumed — the SSE route, the terminal chat and
+:meth:`AdvisorApp.ask` all go through it. The ``facts`` event (and the first line of the answer)
+echoes the facts used — 「按总价480万元、首付两成（96万元）、贷款30年、利率3.1%、首套计算：」 — so a
+misreading is visible and can be corrected in the next turn; the session is saved at ``done``.
 
 Example::
 
@@ -25,9 +28,10 @@ from typing import TYPE_CHECKING, Any
 from zhiwen.answer.events import AppEvent, collect_stream
 from zhiwen.answer.model import Answer, Citation
 from zhiwen.apps.advisor.discussion import run_discussion
+from zhiwen.apps.advisor.facts import facts_echo
 from zhiwen.apps.advisor.plan import plan_execution
 from zhiwen.apps.advisor.roles import load_roles
-from zhiwen.apps.advisor.sessions import SessionStore
+from zhiwen.apps.advisor.sessions import AdvisorSessions, DurableSessionStore, Session
 from zhiwen.apps.advisor.standard import ChatRun, run_standard
 from zhiwen.apps.advisor.tools import build_registry
 from zhiwen.documents import Chunk, SearchHit
@@ -40,8 +44,8 @@ MODES = ("standard", "discussion")
 
 
 class AdvisorService:
-    def __init__(self, sessions: SessionStore | None = None) -> None:
-        self.sessions = sessions or SessionStore()
+    def __init__(self, sessions: AdvisorSessions | None = None) -> None:
+        self.sessions: AdvisorSessions = sessions or DurableSessionStore()
 
     def chat(
         self,
@@ -51,15 +55,22 @@ class AdvisorService:
         session_id: str | None = None,
         mode: str = "standard",
         history: Sequence[Mapping[str, Any]] = (),
+        caller: str = "",
     ) -> tuple[ChatRun, Iterator[AppEvent]]:
-        """Plan the turn now (cheap) and return its run and the lazy event stream."""
+        """Plan the turn now (cheap) and return its run and the lazy event stream.
+
+        ``history`` (a client that holds the conversation) is the truth: the stored session is
+        kept when it agrees with it, else started again from it. ``caller`` binds the session.
+        """
         if mode not in MODES:
             raise InvalidParameter(
                 f"unknown mode {mode!r}", message=f"mode 取值无效，可选：{'、'.join(MODES)}"
             )
-        session = self.sessions.get(session_id or uuid.uuid4().hex)
+        if ctx is not None:
+            self.sessions.bind(ctx.settings.home)
+        session = self.sessions.get(session_id or uuid.uuid4().hex, caller)
         if history:
-            session.seed(history)
+            session.follow(history)
         facts = session.add_user(message)
         llm = ctx.llm if ctx is not None else None
         run = ChatRun(message, facts, build_registry(ctx), llm=llm, user_texts=session.user_texts())
@@ -67,19 +78,30 @@ class AdvisorService:
         plan = plan_execution(message, roles, llm=llm, mode=mode)
         run.plan = plan
         run.llm_calls += plan.llm_calls
-        return run, self._events(run, session.id)
+        return run, self._events(run, session)
 
-    def _events(self, run: ChatRun, session_id: str) -> Iterator[AppEvent]:
+    def _events(self, run: ChatRun, session: Session) -> Iterator[AppEvent]:
         assert run.plan is not None
+        echo = facts_echo(run.facts)
+        if echo:
+            yield AppEvent("facts", {"text": echo, "facts": run.facts.known()})
         steps = (
             run_discussion(run.plan, run) if run.plan.mode == "discussion" else run_standard(run.plan, run)
         )
         yield from steps
-        session = self.sessions.get(session_id)
         session.add_assistant(answer_text(run))
+        self.sessions.save(session)
+        answer = to_answer(run, session.id)
         yield AppEvent.done(
-            to_answer(run, session_id),
-            {"session_id": session_id, "plan": run.plan.to_dict(), "llm_calls": run.llm_calls},
+            answer,
+            {
+                "session_id": session.id,
+                "plan": run.plan.to_dict(),
+                "llm_calls": run.llm_calls,
+                "facts": answer.data["facts"],
+                "facts_text": echo,
+                "standalone_question": answer.standalone_question,
+            },
         )
 
     def answer(self, ctx: AppContext | None, message: str, **kwargs: Any) -> tuple[ChatRun, Answer]:
@@ -88,8 +110,9 @@ class AdvisorService:
 
 
 def answer_text(run: ChatRun) -> str:
-    """The role messages as readable sections ("### 💰 财务顾问\\n…")."""
-    parts: list[str] = []
+    """The facts used (one line), then the role messages as readable sections ("### 💰 财务顾问\\n…")."""
+    echo = facts_echo(run.facts)
+    parts: list[str] = [echo] if echo else []
     if run.discussion:
         lines = [
             f"- **{m['from_name']} → {m['to_name']}**（第{m['round']}轮）：{m['content']}"
@@ -123,6 +146,12 @@ def citations(run: ChatRun) -> list[Citation]:
     return out
 
 
+def understood(run: ChatRun) -> str:
+    """The question as the advisor understood it: the facts used, then the question."""
+    echo = facts_echo(run.facts)
+    return f"{echo}{run.question}" if echo else run.question
+
+
 def to_answer(run: ChatRun, session_id: str) -> Answer:
     written = [r.written for r in run.results if r.written is not None]
     llm_used = any(w.llm_used for w in written)
@@ -137,6 +166,7 @@ def to_answer(run: ChatRun, session_id: str) -> Answer:
         extractive_reason=None if llm_used else (reasons[0] if reasons else "no_llm"),
         params=params,
         session_id=session_id,
+        standalone_question=understood(run),
         data={
             "session_id": session_id,
             "plan": run.plan.to_dict() if run.plan else None,

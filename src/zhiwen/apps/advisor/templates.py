@@ -37,11 +37,16 @@ def _assumptions(state: RoleState) -> list[str]:
     return [f"> 假设：{'；'.join(state.assumptions)}"] if state.assumptions else []
 
 
-def loan_lines(loan: dict[str, Any]) -> list[str]:
-    head = (
-        f"**贷款测算**（{loan['method_name']}）：总价{wan(loan['price'])}，首付{pct(loan['down_payment_ratio'])}"
-        f"（{wan(loan['down_payment'])}），贷款{wan(loan['loan_amount'])}，{loan['years']}年，年利率{loan['rate']:g}%"
-    )
+def loan_lines(loan: dict[str, Any], *, loan_only: bool = False) -> list[str]:
+    """The loan's figures; ``loan_only``: computed from a stated loan amount, no price known."""
+    terms = f"贷款{wan(loan['loan_amount'])}，{loan['years']}年，年利率{loan['rate']:g}%"
+    if loan_only:
+        head = f"**贷款测算**（{loan['method_name']}）：按贷款额直接计算，{terms}"
+    else:
+        head = (
+            f"**贷款测算**（{loan['method_name']}）：总价{wan(loan['price'])}，首付{pct(loan['down_payment_ratio'])}"
+            f"（{wan(loan['down_payment'])}），{terms}"
+        )
     if loan["method"] == "equal_payment":
         lines = [head, f"- 月供：**{yuan(loan['monthly_payment'])}**（每月相同）"]
     else:
@@ -67,7 +72,7 @@ def pressure_line(p: dict[str, Any]) -> str:
 def render_financial(state: RoleState, calls: Sequence[ToolCallRecord]) -> str:
     lines: list[str] = []
     for loan in _results(calls, "calc_loan"):
-        lines += loan_lines(loan)
+        lines += loan_lines(loan, loan_only=state.loan_only)
     for p in _results(calls, "assess_pressure"):
         lines.append(pressure_line(p))
     loans = _results(calls, "calc_loan")
