@@ -228,6 +228,13 @@ def require_question(text: str) -> str:
     return question
 
 
+def print_understood(question: str, answer: Answer) -> None:
+    """「理解为：…」 when the answer searched another question than the one typed (a follow-up)."""
+    understood = answer.standalone_question
+    if understood and understood.strip() != question.strip():
+        console.print(f"[dim]理解为：{escape(understood)}[/]")
+
+
 def print_app_answer(answer: Answer, *, json_output: bool = False) -> None:
     """The answer, how it was made, and a table of sources (or all of it as JSON)."""
     if json_output:

@@ -10,14 +10,21 @@ Example::
     $ zhiwen ask --kb recipes "怎么创建知识库"
     $ zhiwen ask --kb demo --json "怎么创建知识库？"
     $ zhiwen ask --kb listings -o max_results=5 "浦东800万以内的两房"
+    $ zhiwen ask --kb recipes --session s1 "红烧肉怎么做"; zhiwen ask --kb recipes --session s1 "要炖多久"
 """
 
 from __future__ import annotations
 
 import typer
 
-from zhiwen.appkit import AskRequest
-from zhiwen.appkit.console import parse_options, print_app_answer, require_question, run_cli
+from zhiwen.appkit import AskRequest, conversation
+from zhiwen.appkit.console import (
+    parse_options,
+    print_app_answer,
+    print_understood,
+    require_question,
+    run_cli,
+)
 from zhiwen.appkit.context import build_context
 from zhiwen.appkit.registry import load_apps
 from zhiwen.resilience.text import require_clean_text
@@ -32,16 +39,27 @@ def register(app: typer.Typer) -> None:
         json_output: bool = typer.Option(False, "--json", help="输出 JSON"),
         top_k: int | None = typer.Option(None, "--top-k", min=1, max=50, help="来源数量"),
         option: list[str] = typer.Option(None, "--option", "-o", help="应用参数 key=value，可重复"),
+        session: str | None = typer.Option(
+            None,
+            "--session",
+            help="会话 ID：同一会话的追问（「它…」「那…呢」）结合前面的问答理解，跨多次运行保存",
+        ),
     ) -> None:
         """向知识库提问：由知识库所属的应用（如 recipes、listings）回答，并列出来源。"""
         # bytes that are not UTF-8 arrive as lone surrogates: refuse them (3002) before any work
         question = require_clean_text(question, "question")
         request = AskRequest(
-            question=require_question(question), kb=kb, top_k=top_k, options=parse_options(option)
+            question=require_question(question),
+            kb=kb,
+            top_k=top_k,
+            options=parse_options(option),
+            session_id=session,
         )
         ctx = build_context()
         answerer = load_apps().answerer(ctx.open_kb(kb).config.app)
-        answer = answerer.ask(request, ctx)
-        if not json_output and answerer.render(answer):
-            return
+        answer = conversation.ask(answerer, request, ctx)
+        if not json_output:
+            print_understood(question, answer)
+            if answerer.render(answer):
+                return
         print_app_answer(answer, json_output=json_output)

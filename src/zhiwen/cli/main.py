@@ -23,6 +23,7 @@ _COMMAND_MODULES = (
     "zhiwen.cli.tune",  # tune (a KB's fusion / BM25 / feedback parameters)
     "zhiwen.cli.serve",  # serve, demo
     "zhiwen.cli.ask",  # ask (dispatches to the KB's app)
+    "zhiwen.cli.chat",  # chat (a conversation in the terminal)
     "zhiwen.cli.apps",  # apps, and every app's own group (zhiwen <app> …)
 )
 
