@@ -51,6 +51,10 @@ _PUNCT = re.compile(r"[\s？?！!。．.，,、；;：:“”\"'‘’（）()�
 _ELLIPSIS = re.compile(
     r"^(?:那么|那|如果是|要是|换成|改成|还有)?(?P<x>.{1,16}?)(?:的话)?(?:呢|怎么样|如何|怎样)[？?！!。.\s]*$"
 )
+#: what makes a short sentence a question: a question mark, a question word or particle
+_ASKS = re.compile(
+    r"[？?]|什么|哪|多少|多久|多长|几|怎么|怎样|如何|为什么|为何|是否|吗|呢|有没有|能不能|可不可以|要不要"
+)
 _PRONOUN = re.compile(r"它们|它|他们|她们|其(?![他实中次余间后前它一])|这里|那里|这儿|那儿")
 _DEMONSTRATIVE = re.compile(
     r"(?:这|那|该|此|本)(?:个|些|种|家|所|位|部|本|道|项|条|款|门|座|件|套|只|类|张|份|国)?"
@@ -170,6 +174,8 @@ class OfflineCondenser:
     def _subject(self, state: _State, question: str) -> Standalone | None:
         if not state.topic or _content_chars(question) > SHORT_QUESTION_CHARS:
             return None
+        if not _ASKS.search(question):
+            return None  # a remark (「其实我不太确定」) has no subject to fill
         if self.vocabulary.find(question) or state.topic in question:
             return None
         if any(names_something(w) for w in rjieba.cut(_PUNCT.sub(" ", question))):
