@@ -47,7 +47,10 @@ def test_chat_loan_question_over_sse(client: TestClient) -> None:
     # the facts used come first (#28), then the seed's events
     types = [e["type"] for e in events]
     assert types == ["facts", "role_start", "role_result", "role_start", "role_result", "done"]
-    assert events[0]["text"] == "按总价300万元、首付三成（90万元）、贷款30年、利率3.1%、等额本息、月收入2万元计算："
+    assert (
+        events[0]["text"]
+        == "按总价300万元、首付三成（90万元）、贷款30年、利率3.1%、等额本息、月收入2万元计算："
+    )
     assert events[1] == {"type": "role_start", "role": "financial_advisor", "name": "财务顾问", "icon": "💰"}
     fin = role_result(events, "financial_advisor")
     assert tool_result(fin, "calc_loan")["monthly_payment"] == 8967.34

@@ -35,7 +35,7 @@ class ExecutionPlan:
     roles: list[Role]
     mode: PlanMode
     reason: str
-    source: str = "keywords"  # keywords | llm | default
+    source: str = "keywords"  # keywords | llm | conversation | default
     llm_calls: int = 0  # 1 when the LLM was asked to classify
 
     def to_dict(self) -> dict[str, Any]:
@@ -85,8 +85,13 @@ def plan_execution(
     *,
     llm: ChatModel | None = None,
     mode: str = "standard",
+    carry: Sequence[str] = (),
 ) -> ExecutionPlan:
-    """The plan for ``question``: matched roles in order, the synthesis role last."""
+    """The plan for ``question``: matched roles in order, the synthesis role last.
+
+    ``carry``: the roles of the conversation's last answer, re-run when a follow-up restates a
+    fact (「不是二套，是首套」 recomputes the loan as well as the taxes), so every number is new.
+    """
     final = synthesis_role(roles)
     if mode == "discussion":
         team = [r for r in roles if not r.synthesis] + [final]
@@ -98,9 +103,12 @@ def plan_execution(
         )
     matched = match_keywords(question, roles)
     specialists = [r for r, _ in matched if not r.synthesis]
+    carried = [r for r in roles if r.key in carry and not r.synthesis and r not in specialists]
     if matched:
         reason = "关键词匹配：" + "；".join(f"{r.name}（{'、'.join(hits[:4])}）" for r, hits in matched)
         source = "keywords"
+    elif carried:
+        reason, source = "追问更新了已知信息", "conversation"
     else:
         picked = classify_with_llm(question, roles, llm) if llm is not None else None
         if picked is not None:
@@ -108,8 +116,10 @@ def plan_execution(
             reason, source = f"LLM 意图分类：{why or '、'.join(r.name for r in specialists)}", "llm"
         else:
             reason, source = "未匹配到专项角色，由购房顾问直接解答", "default"
-    ordered = sorted(specialists, key=lambda r: r.order)
+    if carried:
+        reason += f"；重新计算上一轮的{'、'.join(r.name for r in carried)}"
+    ordered = sorted([*specialists, *carried], key=lambda r: r.order)
     if ordered:
         reason += f"；按 {' → '.join(r.name for r in ordered)} 的顺序执行，{final.name}汇总"
-    asked_llm = int(not matched and llm is not None)
+    asked_llm = int(not matched and not carried and llm is not None)
     return ExecutionPlan([*ordered, final], "sequential", reason, source, llm_calls=asked_llm)

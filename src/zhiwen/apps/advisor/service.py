@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 from zhiwen.answer.events import AppEvent, collect_stream
 from zhiwen.answer.model import Answer, Citation
 from zhiwen.apps.advisor.discussion import run_discussion
-from zhiwen.apps.advisor.facts import facts_echo
+from zhiwen.apps.advisor.facts import extract_facts, facts_echo
 from zhiwen.apps.advisor.plan import plan_execution
-from zhiwen.apps.advisor.roles import load_roles
+from zhiwen.apps.advisor.roles import Role, load_roles, match_keywords
 from zhiwen.apps.advisor.sessions import AdvisorSessions, DurableSessionStore, Session
 from zhiwen.apps.advisor.standard import ChatRun, run_standard
 from zhiwen.apps.advisor.tools import build_registry
@@ -71,11 +71,13 @@ class AdvisorService:
         session = self.sessions.get(session_id or uuid.uuid4().hex, caller)
         if history:
             session.follow(history)
+        roles = load_roles()
+        carry = carried_roles(session, message, roles)
         facts = session.add_user(message)
         llm = ctx.llm if ctx is not None else None
         run = ChatRun(message, facts, build_registry(ctx), llm=llm, user_texts=session.user_texts())
-        roles = load_roles()
-        plan = plan_execution(message, roles, llm=llm, mode=mode)
+        plan = plan_execution(message, roles, llm=llm, mode=mode, carry=carry)
+        session.roles = [r.key for r in plan.roles if not r.synthesis]
         run.plan = plan
         run.llm_calls += plan.llm_calls
         return run, self._events(run, session)
@@ -107,6 +109,17 @@ class AdvisorService:
     def answer(self, ctx: AppContext | None, message: str, **kwargs: Any) -> tuple[ChatRun, Answer]:
         run, events = self.chat(ctx, message, **kwargs)
         return run, collect_stream(events)
+
+
+def carried_roles(session: Session, message: str, roles: list[Role]) -> list[str]:
+    """The roles to re-run for a follow-up that restates a fact: the last answer's (or, for a
+    conversation the client held, the roles its earlier questions asked for)."""
+    earlier = session.user_texts()
+    if not earlier or not extract_facts(message).known():
+        return []
+    if session.roles:
+        return list(session.roles)
+    return [r.key for text in earlier for r, _ in match_keywords(text, roles) if not r.synthesis]
 
 
 def answer_text(run: ChatRun) -> str:

@@ -37,6 +37,7 @@ from typing import Any, Protocol
 
 from cachetools import TTLCache
 
+from zhiwen.appkit.sessions import ConversationMemory, memory_for
 from zhiwen.apps.advisor.facts import UserFacts, extract_facts, facts_from_messages, merge_facts
 
 DEFAULT_MAX_SESSIONS = 1000
@@ -61,6 +62,8 @@ class Session:
     history: deque[dict[str, Any]] = field(default_factory=deque)
     facts: UserFacts = field(default_factory=UserFacts)
     caller: str = ""
+    #: the specialist roles of the last answer (re-run when a follow-up restates a fact)
+    roles: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     #: messages added since the session was loaded, and whether its history was replaced
     added: list[dict[str, Any]] = field(default_factory=list, repr=False)
@@ -107,6 +110,7 @@ class Session:
     def _reset(self, messages: list[dict[str, Any]]) -> None:
         self.history = deque(messages, maxlen=self.max_turns)
         self.facts = facts_from_messages(messages)
+        self.roles = []
         self.added, self.replaced = [], True
 
     def user_texts(self) -> list[str]:
@@ -114,7 +118,7 @@ class Session:
 
     def state(self) -> dict[str, Any]:
         """What the durable store keeps besides the history: the facts."""
-        return {"facts": self.facts.model_dump(mode="json")}
+        return {"facts": self.facts.model_dump(mode="json"), "roles": list(self.roles)}
 
 
 class AdvisorSessions(Protocol):
@@ -188,17 +192,18 @@ class DurableSessionStore:
     done: its new messages appended (the file keeps the last ``max_turns``) and its facts stored.
     """
 
-    def __init__(self, home: Path | None = None) -> None:
+    def __init__(self, home: Path | None = None, *, memory: ConversationMemory | None = None) -> None:
         self._home = home
+        self._fixed = memory  # a given memory (its own bounds) instead of the home's
         self._lock = threading.Lock()
 
     def bind(self, home: Path) -> None:
         with self._lock:
             self._home = home
 
-    def _memory(self) -> Any:
-        from zhiwen.appkit.sessions import memory_for
-
+    def _memory(self) -> ConversationMemory:
+        if self._fixed is not None:
+            return self._fixed
         with self._lock:
             home = self._home
         if home is None:
@@ -216,8 +221,14 @@ class DurableSessionStore:
         facts = UserFacts.model_validate(state.get("facts") or {})
         if not state.get("facts"):
             facts = facts_from_messages(history)
+        roles = [str(r) for r in state.get("roles") or []]
         return Session(
-            session_id, max_turns=memory.max_turns, history=deque(history), facts=facts, caller=caller
+            session_id,
+            max_turns=memory.max_turns,
+            history=deque(history),
+            facts=facts,
+            caller=caller,
+            roles=roles,
         )
 
     def get(self, session_id: str, caller: str = "") -> Session:
