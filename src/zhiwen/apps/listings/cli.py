@@ -8,6 +8,8 @@ Example::
     zhiwen listings setup ../shared/data
     zhiwen listings ask "浦东800万以内的两房，要有电梯" --max-results 5
     zhiwen ask --kb listings "徐汇三房" --json
+    zhiwen listings ask --session s1 "上海浦东800万以内的两房"   # a conversation across runs:
+    zhiwen listings ask --session s1 "预算放宽到700万"            # 理解为：上海浦东新区 700万以内 2室
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from zhiwen.appkit import AskRequest, conversation
 from zhiwen.appkit.console import console, print_json, require_question, run_cli, snippet
 from zhiwen.appkit.context import build_context
 
@@ -37,9 +40,47 @@ def _fmt(x: Any, suffix: str = "") -> str:
     return f"{x}{suffix}"
 
 
+#: the requirement keys a conversation's changes name, as the buyer says them
+CHANGE_LABELS = {
+    "price_range": "预算", "unit_price": "单价", "location": "区域", "cities": "城市",
+    "exclude_locations": "排除区域", "estates": "小区", "property_type": "类型", "area": "面积",
+    "rooms": "户型", "halls": "厅", "elevator": "电梯", "decoration": "装修",
+    "exclude_decoration": "排除装修", "floor": "楼层", "exclude_floor": "排除楼层",
+    "building_type": "楼型", "exclude_building_type": "排除楼型", "build_year_min": "房龄",
+    "build_year_max": "房龄", "facing_south": "朝向", "north_south": "朝向",
+    "special_requirements": "特殊需求", "negations": "避开",
+}  # fmt: skip
+_CHANGE_VERBS = (("added", "新增"), ("replaced", "替换"), ("removed", "取消"))
+
+
+def changes_line(conversation: dict[str, Any]) -> str:
+    """「新增 朝向；替换 预算；取消 楼层」: what this turn changed in the conversation's request."""
+    parts = []
+    for key, verb in _CHANGE_VERBS:
+        names = dict.fromkeys(CHANGE_LABELS[k] for k in conversation.get(key) or () if k in CHANGE_LABELS)
+        if names:
+            parts.append(f"{verb} {'、'.join(names)}")
+    return "；".join(parts)
+
+
+def render_understood(result: dict[str, Any], console: Console) -> None:
+    """「理解为：…」 and the merged constraints, when the question followed a conversation."""
+    conversation = result.get("conversation") or {}
+    if result.get("standalone_question"):
+        console.print(f"[bold]理解为：[/]{escape(str(result['standalone_question']))}")
+        changed = changes_line(conversation)
+        if changed:
+            console.print(f"[dim]本轮：{escape(changed)}[/]")
+    elif conversation.get("fresh_start"):
+        console.print("[dim]（新的搜索：之前的条件已清空）[/]")
+    if result.get("total_matches") is not None:
+        console.print(f"[dim]符合条件的房源：{result['total_matches']} 套[/]")
+
+
 def render(result: dict[str, Any], console: Console | None = None) -> None:
-    """Rich table of the listings + the answer."""
+    """Rich table of the listings + the answer (after what was understood, in a conversation)."""
     console = console or Console()
+    render_understood(result, console)
     props = result.get("retrieved_properties") or []
     table = Table(title="推荐房源", show_lines=False, expand=False)
     table.add_column("#", no_wrap=True)
@@ -103,9 +144,14 @@ def commands(app: ListingsApp) -> typer.Typer:
         kb: str | None = typer.Option(None, "--kb", help="房源知识库（默认 listings）"),
         max_results: int = typer.Option(3, "--max-results", "-n", min=1, max=50, help="最多返回几套"),
         json_output: bool = typer.Option(False, "--json", help="输出 JSON（即 POST /ask 的 data）"),
+        session: str | None = typer.Option(
+            None, "--session", help="会话 ID：同一会话的追问（如「预算放宽到700万」）合并之前的条件"
+        ),
     ) -> None:
         """找房：按预算、区域、户型等条件检索并给出匹配理由。"""
-        result = app.result(require_question(question), max_results, build_context(), kb)
+        options = {"max_results": max_results}
+        request = AskRequest(question=require_question(question), kb=kb, session_id=session, options=options)
+        result = conversation.ask(app, request, build_context()).data
         if json_output:
             print_json(result)
         else:

@@ -29,7 +29,7 @@ Example::
     >>> history = ["上海浦东800万以内的两房，不要低楼层", "要南北通透的"]
     >>> d = understand("预算放宽到700万", history)
     >>> d.standalone
-    '上海浦东新区 700万以内 2室 不要低楼层 南北通透'
+    '上海浦东新区 700万以内 2室 南北通透 不要低楼层'
     >>> understand("不限楼层了，换成普陀", [*history, "预算放宽到700万"]).standalone
     '上海普陀区 700万以内 2室 南北通透'
     >>> d = understand("重新找，杭州西湖区300万", history)   # a new search, answered as asked
@@ -370,8 +370,10 @@ SENTENCE_PARTS: tuple[Callable[[Requirements], list[str]], ...] = (
 
 
 def sentence(req: Requirements) -> str:
-    """The request as one search sentence: 「上海普陀区 700万以内 2室 南北通透」."""
-    return " ".join(w for part in SENTENCE_PARTS for w in part(req) if w)
+    """The request as one search sentence: 「上海普陀区 700万以内 2室 南北通透」; what is not
+    wanted comes last (「不要X」 would otherwise read as governing the words after it)."""
+    words = [w for part in SENTENCE_PARTS for w in part(req) if w]
+    return " ".join(sorted(words, key=lambda w: w.startswith("不要")))
 
 
 # -- a conversation ----------------------------------------------------------------------------
