@@ -52,6 +52,7 @@ import json
 import logging
 import os
 import random
+import re
 import statistics
 import sys
 import time
@@ -170,7 +171,7 @@ class TurnResult:
     dialogue: int
     turn: int
     user: str
-    gold_standalone: str
+    gold_standalone: str | None  # None: the set gives none (advisor, listings)
     needs_context: bool
     standalone: str | None
     cited: list[str]
@@ -188,17 +189,30 @@ class Turn:
     garbage: str | None = None
 
 
-def _number_texts(value: float) -> list[str]:
-    return [f"{value:,.2f}", f"{value:.2f}"] + (
-        [f"{value:,.0f}", f"{value:.0f}"] if value == int(value) else []
-    )
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _numbers(value: Any) -> Iterator[float]:
+    """Every number in an answer's data (nested) or text (thousands separators dropped)."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int | float):
+        yield float(value)
+    elif isinstance(value, str):
+        yield from (float(m) for m in _NUMBER.findall(value.replace(",", "")))
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from _numbers(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _numbers(v)
 
 
 def advisor_ok(answer: Answer, expect: Mapping[str, Any]) -> bool:
-    """Every expected number appears in the answer to the cent (text or data)."""
-    text = answer.answer + json.dumps(answer.data, ensure_ascii=False, default=str)
-    numbers = [v for v in expect.values() if isinstance(v, int | float) and not isinstance(v, bool)]
-    return all(any(t in text for t in _number_texts(float(v))) for v in numbers)
+    """Every expected number is in the answer (its text or data) to the cent."""
+    found = list(_numbers(answer.answer)) + list(_numbers(answer.data))
+    wanted = [float(v) for v in expect.values() if isinstance(v, int | float) and not isinstance(v, bool)]
+    return all(any(abs(x - v) < 0.005 for x in found) for v in wanted)
 
 
 def _find_constraints(data: Any) -> Mapping[str, Any] | None:
@@ -233,9 +247,9 @@ def run_dialogue(
     history: list[dict[str, Any]] = []
     out = []
     for i, turn in enumerate(dialogue["turns"]):
-        gold_standalone = turn.get("standalone") or turn["user"]
+        gold_standalone = turn.get("standalone")
         if fake_turn is not None:
-            fake_turn.gold = gold_standalone
+            fake_turn.gold = gold_standalone or turn["user"]
         started = time.perf_counter()
         request = AskRequest(question=turn["user"], history=list(history), kb=dialogue.get("kb"))
         answer = conversation.ask(answerer, request, ctx)
@@ -249,7 +263,7 @@ def run_dialogue(
                 i,
                 turn["user"],
                 gold_standalone,
-                gold_standalone.strip() != turn["user"].strip(),
+                gold_standalone is None or gold_standalone.strip() != turn["user"].strip(),
                 answer.standalone_question,
                 cited,
                 is_hit(cited, gold) if gold else None,
@@ -407,10 +421,10 @@ def standalone_table(runs: Mapping[str, list[TurnResult]]) -> str:
     )
     rows = []
     for c in conds:
-        fu = followups(runs[c])
+        fu = [r for r in followups(runs[c]) if r.gold_standalone is not None]
         need = [r for r in fu if r.needs_context]
         keep = [r for r in fu if not r.needs_context]
-        exact = sum(_norm(r.standalone or r.user) == _norm(r.gold_standalone) for r in need)
+        exact = sum(_norm(r.standalone or r.user) == _norm(r.gold_standalone or "") for r in need)
         kept = sum(_norm(r.standalone or r.user) == _norm(r.user) for r in keep)
         rewritten = sum(_norm(r.standalone or r.user) != _norm(r.user) for r in need)
         cells = [fmt_rate(n, len(need)) for n in (rewritten, exact)] + [fmt_rate(kept, len(keep))]
