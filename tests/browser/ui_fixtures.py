@@ -5,6 +5,7 @@
 | KB | app | from ``../shared/data`` |
 |---|---|---|
 | ``manual`` | generic QA | zhiwen's own manual (``sample_kb``, bundled) |
+| ``depts`` | generic QA | three near-identical department pages (:data:`DEPARTMENTS`, made up) |
 | ``recipes`` | recipes | six HowToCook dishes |
 | ``listings`` | listings | the first 80 Shanghai Lianjia rows |
 | ``policy_visa`` / ``_airline`` / ``_general`` | policy | the visa table + five airline statutes |
@@ -53,6 +54,23 @@ POLICY_STATUTES = (
 )
 ADVISOR_STATUTES = ("契税法", "个人所得税法")
 VISA_DIR = "chinatripinfo_visa_en/docs/source/_static/1_1_visa_policy"
+# three pages alike but for the department (made-up facts): a follow-up such as 「它在哪个校区？」
+# finds the right one only when the conversation's topic is carried over
+DEPARTMENTS = {
+    "物理学院": ("2001年", "燕园校区", "普通物理、理论力学、量子力学、固体物理"),
+    "化学学院": ("1994年", "昌平校区", "无机化学、有机化学、物理化学、分析化学"),
+    "数学学院": ("1995年", "大兴校区", "数学分析、高等代数、概率论、微分几何"),
+}
+
+
+def department_page(name: str) -> str:
+    founded, campus, courses = DEPARTMENTS[name]
+    full = f"北京大学{name}"
+    return (
+        f"# {full}\n\n{full}成立于{founded}，是北京大学的院系之一。\n\n"
+        f"## 校区\n\n{full}位于{campus}，学院办公楼在校区东侧。\n\n"
+        f"## 课程\n\n{full}开设的课程有：{courses}。\n"
+    )
 
 
 def missing_data() -> str | None:
@@ -113,6 +131,13 @@ def build_home(home: Path) -> dict[str, Any]:
     for rel in RECIPES:
         (dishes / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(SHARED_DATA / "howtocook" / "dishes" / rel, dishes / rel)
+    depts = data / "depts"
+    depts.mkdir(parents=True, exist_ok=True)
+    for name in DEPARTMENTS:
+        (depts / f"{name}.md").write_text(department_page(name), encoding="utf-8")
+    kb = open_kb("depts", settings=settings, create=True, embedder="hash")
+    built["depts"] = kb.index_corpus(load_markdown(depts), progress=False).chunks
+
     kb = open_kb("recipes", settings=settings, create=True, embedder="hash", app="recipes")
     built["recipes"] = kb.index_corpus(load_howtocook(dishes), progress=False).chunks
 

@@ -1,7 +1,10 @@
 // 通用问答: chat with any KB over POST /api/v1/qa (stream: true). The answer streams token by
-// token as sanitized markdown; the conversation is kept in localStorage (last 40 turns).
+// token as sanitized markdown; the conversation is kept in localStorage (last 40 turns) and its
+// last messages go with each question as ``history``, so a follow-up (「它在哪个校区？」) is
+// understood: the server's standalone question shows under it as 「理解为：…」. 新对话 starts over.
 
 import { AnswerBubble, userBubble } from "./bubble.js";
+import { historyOf, newConversationNote, showUnderstood } from "./conversation.js";
 import { streamEvents } from "./sse.js";
 import { $, el, emptyNode, store } from "./util.js";
 
@@ -12,7 +15,8 @@ export function createChatView(app) {
   const thread = $("#chat-thread");
   const kbSelect = $("#chat-kb");
   const topK = $("#chat-topk");
-  let history = store.get(HISTORY_KEY, []);
+  let turns = store.get(HISTORY_KEY, []);
+  if (!Array.isArray(turns)) turns = [];
 
   function fillKbs() {
     const keep = kbSelect.value || store.get("zhiwen.chat.kb", "");
@@ -46,19 +50,27 @@ export function createChatView(app) {
   }
 
   function save(turn) {
-    history.push(turn);
-    history = history.slice(-MAX_TURNS);
-    store.set(HISTORY_KEY, history);
+    turns.push(turn);
+    turns = turns.slice(-MAX_TURNS);
+    store.set(HISTORY_KEY, turns);
   }
 
+  /** The turns before ``turn`` (a retry is asked with the conversation it was first asked in). */
+  const before = (turn) => {
+    const i = turns.indexOf(turn);
+    return i < 0 ? [] : turns.slice(0, i);
+  };
+
   function restore() {
-    if (!history.length) return;
+    if (!turns.length) return;
     emptyNode(thread);
-    for (const turn of history) {
-      thread.append(userBubble(turn.question));
+    for (const turn of turns) {
+      const user = userBubble(turn.question);
+      showUnderstood(user, turn.question, turn.standalone);
+      thread.append(user);
       const bubble = new AnswerBubble({
         question: turn.question,
-        onRetry: () => app.run(() => ask(turn.question, turn.kb)),
+        onRetry: () => app.run(() => ask(turn.question, turn.kb, before(turn))),
       });
       bubble.setText(turn.answer);
       bubble.setSources(turn.sources);
@@ -68,17 +80,24 @@ export function createChatView(app) {
     }
   }
 
-  async function ask(question, kbName = kbSelect.value) {
+  async function ask(question, kbName = kbSelect.value, prior = turns.slice()) {
     if (!kbName) throw new Error("请先选择知识库");
     store.set("zhiwen.chat.kb", kbName);
     thread.querySelector(".empty")?.remove();
-    thread.append(userBubble(question));
-    const bubble = new AnswerBubble({ question, onRetry: () => app.run(() => ask(question, kbName)) });
+    const user = userBubble(question);
+    thread.append(user);
+    const bubble = new AnswerBubble({
+      question,
+      onRetry: () => app.run(() => ask(question, kbName, prior)),
+    });
     thread.append(bubble.node);
     bubble.node.scrollIntoView({ block: "end" });
     bubble.setBusy(true);
     let flags = {};
+    let standalone = null;
     const body = { kb: kbName, question, stream: true };
+    const history = historyOf(prior);
+    if (history.length) body.history = history;
     const k = parseInt(topK.value, 10);
     if (k > 0) body.top_k = k;
     try {
@@ -93,6 +112,8 @@ export function createChatView(app) {
           else if (ev.type === "done") {
             flags = ev;
             bubble.setFlags(ev);
+            standalone = ev.standalone_question || null;
+            showUnderstood(user, question, standalone);
           } else if (ev.type === "error") throw Object.assign(new Error(ev.message), { code: ev.code });
         },
         { signal: app.signal() },
@@ -102,6 +123,7 @@ export function createChatView(app) {
         question,
         kb: kbName,
         answer: bubble.text,
+        standalone,
         sources: bubble.sources,
         flags: {
           llm_used: flags.llm_used,
@@ -117,16 +139,18 @@ export function createChatView(app) {
     }
   }
 
+  // 新对话: forget the conversation (what is sent as history) and clear the thread
   $("#chat-clear").addEventListener("click", () => {
-    history = [];
+    if (app.running) app.controller?.abort();
+    turns = [];
     store.remove(HISTORY_KEY);
-    emptyNode(thread);
-    renderEmpty();
+    emptyNode(thread).append(newConversationNote());
+    $("#chat-input").focus();
   });
 
   return {
     name: "chat",
-    placeholder: "输入问题（Enter 发送，Shift+Enter 换行）",
+    placeholder: "输入问题或追问（Enter 发送，Shift+Enter 换行）",
     init() {
       fillKbs();
       restore();
