@@ -96,6 +96,10 @@ def test_post_ask_with_history_keeps_seed_000_fields(client: TestClient, sh_kb: 
     assert set(data) >= SEED_KEYS
     assert data["standalone_question"] == "上海普陀区 700万以内 2室 南北通透"
     assert data["merged_requirements"]["districts"] == ["普陀区"] and "understood" in data
+    assert data["merged_constraints"] == {
+        "city": "上海", "district": "普陀", "districts": ["普陀"], "max_price_wan": 700, "rooms": 2,
+        "orientation": "南北通透",
+    }  # fmt: skip
     assert {p["district"] for p in data["retrieved_properties"]} == {"普陀区"}
 
 

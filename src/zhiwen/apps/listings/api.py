@@ -15,6 +15,8 @@ turns the server keeps (bound to the caller's API key). A follow-up (「预算�
               "params": {…}, "timings_ms": {…},
               "standalone_question": "上海普陀区 700万以内 2室 南北通透",   # null: as asked
               "merged_requirements": {…}, "understood": "上海；位置: 普陀区；…",
+              "merged_constraints": {"city": "上海", "district": "普陀", "max_price_wan": 700,
+                                     "rooms": 2, "orientation": "南北通透"},
               "conversation": {"turns": 3, "follow_up": true, "fresh_start": false,
                                "added": […], "replaced": ["price_range"], "removed": […]},
               "total_matches": 57, "session_id": null}}
@@ -106,6 +108,9 @@ class AskData(BaseModel):
         None, description="结合对话合并后的完整需求（一句话）；null：按原问题理解"
     )
     merged_requirements: dict[str, Any] = Field(default_factory=dict, description="合并后的全部条件")
+    merged_constraints: dict[str, Any] = Field(
+        default_factory=dict, description="合并后的条件（扁平：city、district、max_price_wan、rooms …）"
+    )
     understood: str | None = Field(None, description="合并后的条件（中文一行）")
     conversation: dict[str, Any] = Field(default_factory=dict, description="本轮相对之前新增/替换/取消的条件")
     total_matches: int | None = Field(None, description="符合全部硬性条件的房源数（null：未统计）")

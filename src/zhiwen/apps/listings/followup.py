@@ -376,6 +376,70 @@ def sentence(req: Requirements) -> str:
     return " ".join(sorted(words, key=lambda w: w.startswith("不要")))
 
 
+# -- the merged constraints, flat (the response's ``merged_constraints``) ------------------------
+def _short(district: str) -> str:
+    """浦东新区 → 浦东, 普陀区 → 普陀, 天府新区 → 天府 (as buyers say them)."""
+    return re.sub(r"(新区|区)$", "", district) or district
+
+
+def _num(x: float | None) -> float | int | None:
+    return int(x) if x is not None and float(x).is_integer() else x
+
+
+def _range(out: dict[str, Any], name: str, lo: float | None, hi: float | None) -> None:
+    if lo is not None and lo == hi:
+        out[name] = _num(lo)
+        return
+    out[f"min_{name}"], out[f"max_{name}"] = _num(lo), _num(hi)
+
+
+def _where_constraints(req: Requirements, out: dict[str, Any]) -> None:
+    out["city"] = req.cities[0] if len(req.cities) == 1 else req.unknown_city
+    districts = [_short(d) for d in req.districts]
+    out["district"] = districts[0] if len(districts) == 1 else None
+    out["districts"] = districts
+    out["bankuai"] = req.bankuai
+    out["exclude_districts"] = [_short(p.district) for p in req.exclude_places if p.district]
+    out["estates"] = req.estates
+
+
+def _home_constraints(req: Requirements, out: dict[str, Any]) -> None:
+    out["min_price_wan"], out["max_price_wan"] = _num(req.price_min), _num(req.price_max)
+    out["price_around_wan"] = _num(req.price_target)
+    out["min_unit_price"], out["max_unit_price"] = _num(req.unit_price_min), _num(req.unit_price_max)
+    _range(out, "rooms", req.rooms_min, req.rooms_max)
+    out["halls"] = req.halls
+    out["min_area"], out["max_area"] = _num(req.area_min), _num(req.area_max)
+    out["property_type"] = req.property_type
+
+
+def _building_constraints(req: Requirements, out: dict[str, Any]) -> None:
+    out["elevator"] = req.elevator
+    out["decoration"], out["exclude_decoration"] = req.decoration_in, req.decoration_exclude
+    out["floor"], out["exclude_floor"] = req.floor_in, req.floor_exclude
+    out["building_type"], out["exclude_building_type"] = req.building_type, req.building_type_exclude
+    out["min_build_year"], out["max_build_year"] = req.build_year_min, req.build_year_max
+    out["orientation"] = "南北通透" if req.north_south else "朝南" if req.facing_south else None
+    out["special"] = [w for w in req.special if w not in ("朝南", "南北通透")]
+    out["avoid"] = req.negations
+
+
+CONSTRAINT_PARTS = (_where_constraints, _home_constraints, _building_constraints)
+
+
+def constraints(req: Requirements) -> dict[str, Any]:
+    """The request as flat, typed constraints; only what was asked (no None, no empty list).
+
+    >>> constraints(understand("换成普陀", ["上海浦东800万以内的两房", "要南北通透的"]).merged)
+    {'city': '上海', 'district': '普陀', 'districts': ['普陀'], 'max_price_wan': 800, 'rooms': 2,
+     'orientation': '南北通透'}
+    """
+    out: dict[str, Any] = {}
+    for part in CONSTRAINT_PARTS:
+        part(req, out)
+    return {k: v for k, v in out.items() if v is not None and v != []}
+
+
 # -- a conversation ----------------------------------------------------------------------------
 def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, list[str]]:
     keys = [k for k in dict.fromkeys([*before, *after]) if k != "source"]
@@ -468,6 +532,7 @@ __all__ = [
     "Dialogue",
     "Slot",
     "Turn",
+    "constraints",
     "merge",
     "read_turn",
     "requirements_from_dict",

@@ -43,7 +43,7 @@ from zhiwen.apps.listings.extract import (
     normalise_question,
     relaxable_steps,
 )
-from zhiwen.apps.listings.followup import Dialogue, understand
+from zhiwen.apps.listings.followup import Dialogue, constraints, understand
 from zhiwen.apps.listings.gazetteer import get_gazetteer
 from zhiwen.apps.listings.scoring import Weights, score_listing
 from zhiwen.apps.listings.settings import ListingsSettings, get_listings_settings
@@ -195,6 +195,7 @@ def conversation_fields(dialogue: Dialogue, req: Requirements, total: int | None
         # None: the question as asked (Answer's convention); else the merged request, one sentence
         "standalone_question": dialogue.standalone if dialogue.follow_up else None,
         "merged_requirements": req.summary(),
+        "merged_constraints": constraints(req),
         "understood": describe_requirements(req),
         "conversation": dialogue.to_dict(),
         "total_matches": total,
