@@ -283,3 +283,13 @@ def test_durable_sessions_are_bounded_and_expire(advisor_ctx: AppContext, tmp_pa
     assert service.sessions.peek("b") is None and len(memory) == 2
     now[0] += 61
     assert service.sessions.peek("a") is None and len(memory) == 0
+
+
+def test_discussion_on_a_loan_amount_alone_invents_no_down_payment(advisor_ctx: AppContext) -> None:
+    request = AskRequest(question="贷款200万，月收入1万，帮我深度分析一下", options={"mode": "discussion"})
+    answer = AdvisorApp().ask(request, advisor_ctx)
+    assert answer.answer.startswith("按贷款额200万元、月收入1万元计算：")
+    assert "首付0" not in answer.answer and "（0%）" not in answer.answer
+    original = answer.data["consensus"]["original"]
+    want = compute_loan(price=2e6, down_payment_ratio=0, years=30, rate=original["rate"]).monthly_payment
+    assert (original["loan_amount"], original["monthly_payment"]) == (2e6, want)

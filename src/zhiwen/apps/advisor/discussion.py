@@ -128,10 +128,19 @@ class Discussion:
         return {**args, "price": price, "down_payment_ratio": round(ratio, 10)}
 
 
+def _basis(amounts: dict[str, Any]) -> str:
+    """What the negotiation moves: the total price, or the loan when only a loan amount was given."""
+    return "贷款额" if amounts["down_payment"] == 0 else "总价"
+
+
 def _loan_sentence(loan: dict[str, Any], pressure: dict[str, Any] | None) -> str:
+    price = ""
+    if _basis(loan) == "总价":
+        down = f"{wan(loan['down_payment'])}（{pct(loan['down_payment_ratio'])}）"
+        price = f"总价{wan(loan['price'])}、首付{down}，"
     text = (
-        f"总价{wan(loan['price'])}、首付{wan(loan['down_payment'])}（{pct(loan['down_payment_ratio'])}），"
-        f"贷款{wan(loan['loan_amount'])}、{loan['years']}年、年利率{loan['rate']:g}%，月供{yuan(loan['monthly_payment'])}"
+        f"{price}贷款{wan(loan['loan_amount'])}、{loan['years']}年、年利率{loan['rate']:g}%，"
+        f"月供{yuan(loan['monthly_payment'])}"
     )
     if pressure:
         text += f"，占月收入{pct(pressure['ratio'])}，压力{pressure['level']}"
@@ -198,6 +207,8 @@ def run_discussion(plan: ExecutionPlan, run: ChatRun) -> Iterator[AppEvent]:
     facts = run.facts
     args = loan_arguments(d.state)
     ratio = args["down_payment_ratio"] if args else facts.effective_ratio()
+    if d.state.loan_only:  # a loan amount alone: no down payment to check
+        ratio = None
     yield d.say("policy_expert", None, _policy_opening(d, ratio), [])
     consensus: dict[str, Any] = {"agreed": False, "rounds": 1, "districts": []}
     if args is None:
@@ -241,7 +252,7 @@ def run_discussion(plan: ExecutionPlan, run: ChatRun) -> Iterator[AppEvent]:
             "financial_advisor",
             "market_analyst",
             f"{_loan_sentence(loan, pressure)}。要把压力降到中等，月供需不超过{yuan(cap)}，"
-            f"对应总价约{wan(target)}以内。能否找到这个价位的区域？",
+            f"对应{_basis(loan)}约{wan(target)}以内。能否找到这个价位的区域？",
             calls,
         )
         text, m_calls, picks = _market_proposal(d, target)
@@ -256,22 +267,31 @@ def run_discussion(plan: ExecutionPlan, run: ChatRun) -> Iterator[AppEvent]:
             yield d.say(
                 "financial_advisor",
                 None,
-                f"{wan(loan['price'])}的话月供降到{yuan(loan['monthly_payment'])}，占月收入{pct(pressure['ratio'])}，"
+                f"{_basis(loan).replace('总价', '')}{wan(loan['price'])}的话"
+                f"月供降到{yuan(loan['monthly_payment'])}，占月收入{pct(pressure['ratio'])}，"
                 f"压力{pressure['level']}，我同意这个方案。",
                 calls,
             )
-            yield d.say(
-                "policy_expert",
-                None,
-                f"同意。{wan(loan['price'])}的方案首付{wan(loan['down_payment'])}（{pct(loan['down_payment_ratio'])}），"
-                f"{_floor_check(d, loan['down_payment_ratio'])}",
-                [],
-            )
-            consensus.update(agreed=loan["down_payment_ratio"] >= d.floor(), districts=picks)
+            text, agreed = _policy_agreement(d, loan)
+            yield d.say("policy_expert", None, text, [])
+            consensus.update(agreed=agreed, districts=picks)
             break
     consensus["rounds"] = d.round
     consensus["final"] = _snapshot(*best)
     yield from _finish(d, consensus)
+
+
+def _policy_agreement(d: Discussion, loan: dict[str, Any]) -> tuple[str, bool]:
+    """The policy expert's word on the agreed plan, and whether its down payment is allowed."""
+    if d.state.loan_only:
+        text = f"同意。未给出总价，首付请按不低于总价的{pct(d.floor())}准备，贷款{wan(loan['loan_amount'])}。"
+        return text, True
+    ratio = loan["down_payment_ratio"]
+    text = (
+        f"同意。{wan(loan['price'])}的方案首付{wan(loan['down_payment'])}（{pct(ratio)}），"
+        f"{_floor_check(d, ratio)}"
+    )
+    return text, ratio >= d.floor()
 
 
 def _floor_check(d: Discussion, ratio: float) -> str:
@@ -306,14 +326,15 @@ def _consensus_text(consensus: dict[str, Any]) -> str:
     lines = [f"**{head}**（{consensus['rounds']}轮）："]
     if original["price"] != final["price"]:
         lines.append(
-            f"1. 总价：由{wan(original['price'])}调整为{wan(final['price'])}"
+            f"1. {_basis(final)}：由{wan(original['price'])}调整为{wan(final['price'])}"
             f"（原方案月供{yuan(original['monthly_payment'])}，压力{original['level']}）。"
         )
     else:
-        lines.append(f"1. 总价：维持{wan(final['price'])}。")
+        lines.append(f"1. {_basis(final)}：维持{wan(final['price'])}。")
     pressure = f"，占月收入{pct(final['ratio'])}，压力{final['level']}" if final["level"] else ""
     lines.append(
-        f"2. 贷款：首付{wan(final['down_payment'])}，贷款{wan(final['loan_amount'])}，{final['years']}年，"
+        f"2. 贷款：{'' if _basis(final) == '贷款额' else '首付' + wan(final['down_payment']) + '，'}"
+        f"贷款{wan(final['loan_amount'])}，{final['years']}年，"
         f"月供{yuan(final['monthly_payment'])}{pressure}。"
     )
     if consensus["districts"]:
