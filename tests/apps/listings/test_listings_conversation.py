@@ -158,3 +158,16 @@ def test_cli_session_across_runs(sh_kb: Any, sh_settings: Settings, monkeypatch:
 def test_changes_line() -> None:
     line = changes_line({"added": ["north_south", "special_requirements"], "replaced": ["price_range"]})
     assert line == "新增 朝向、特殊需求；替换 预算"
+
+
+def test_a_long_session_keeps_its_first_question(client: TestClient) -> None:
+    """The session keeps the last messages only; the first question (city, budget) still counts."""
+    turns = [TURNS[0], *["要有电梯", "要南北通透的", "近地铁", "不要一楼"] * 3, "换成普陀"]
+    data: dict[str, Any] = {}
+    for q in turns:
+        r = client.post("/ask", json={"question": q, "max_results": 2, "session_id": "listings-long"})
+        assert r.status_code == 200, r.text
+        data = r.json()["data"]
+    assert data["conversation"]["turns"] == len(turns)
+    c = data["merged_constraints"]
+    assert c["max_price_wan"] == 800 and c["rooms"] == 2 and c["district"] == "普陀" and c["elevator"] is True

@@ -123,7 +123,7 @@ class ListingsApp(BaseApp):
     def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
         n = request.options.get("max_results") or request.top_k or DEFAULT_RESULTS
         # ZHIWEN_CONVERSATION__ENABLED=false: every question as asked (the benchmarks' before)
-        history = request.history if ctx.settings.conversation.enabled else []
+        history = self._history(request, ctx) if ctx.settings.conversation.enabled else []
         result = self.result(request.question, int(n), ctx, request.kb, history)
         kb = str(result.get("kb") or request.kb or self.kbs[0].name)
         return Answer(
@@ -137,6 +137,24 @@ class ListingsApp(BaseApp):
             standalone_question=result.get("standalone_question"),
             data=result,
         )
+
+    @staticmethod
+    def _history(request: AskRequest, ctx: AppContext) -> list[dict[str, Any]]:
+        """The request's history; with a session, its earlier questions beyond the kept window
+        (:mod:`.session`), and this question remembered for the next turn."""
+        from zhiwen.appkit.sessions import memory_for
+        from zhiwen.conversation.model import user_questions
+
+        from .session import earlier_questions, remember
+
+        if not request.session_id:
+            return list(request.history)
+        memory = memory_for(ctx.settings.home)
+        state = memory.state(request.caller, request.session_id)
+        earlier = earlier_questions(state, user_questions(request.history))
+        state = remember(state, earlier, request.question)
+        memory.append(request.caller, request.session_id, [], state=state)
+        return [{"role": "user", "content": q} for q in earlier]
 
     def render(self, answer: Answer) -> bool:
         from .cli import render
