@@ -250,6 +250,7 @@ def run_dialogue(
         gold_standalone = turn.get("standalone")
         if fake_turn is not None:
             fake_turn.gold = gold_standalone or turn["user"]
+            fake_turn.garbage = None  # set again only if this turn makes a condense call
         started = time.perf_counter()
         request = AskRequest(question=turn["user"], history=list(history), kb=dialogue.get("kb"))
         answer = conversation.ask(answerer, request, ctx)
@@ -601,7 +602,7 @@ def bench_standalone(settings: Settings, name: str, n: int | None, embedder: str
     staged: dict[str, list[str]] = {}
     changed = []
     for i, qid in enumerate(qids):
-        q = ds.queries[qid]
+        q = ds.queries[qid].strip()  # the stage strips the question; a space is no rewrite
         history = [
             {"role": r, "content": t}
             for pair in UNRELATED[i % len(UNRELATED)]
