@@ -35,6 +35,7 @@ class FakeKB:
 
     def __init__(self, name: str = "demo", texts: Sequence[tuple[str, str]] = TEXTS, app: str | None = None):
         self.name = name
+        self.path = None  # not tuned
         self.calls: list[dict[str, Any]] = []
         self.config = KBConfig(name=name, embedder="hash", dim=8, app=app)
         self.chunks = [

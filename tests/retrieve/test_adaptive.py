@@ -93,6 +93,7 @@ def test_apply_per_doc_limit() -> None:
 
 class KB:
     name = "kb"
+    path = None
 
     def __init__(self, hits: list[SearchHit]) -> None:
         self.hits = hits

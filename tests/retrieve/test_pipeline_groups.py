@@ -50,6 +50,7 @@ class FakeKB:
         gate: threading.Barrier | None = None,
     ) -> None:
         self.name = name
+        self.path = None  # not tuned
         self.hits = list(hits)
         self.error = error
         self.delay_s = delay_s

@@ -77,12 +77,10 @@ def _warm_up(settings: Settings, runtime: DynamicSettingsService) -> None:
         get_llm(settings)
         rerank = runtime.get().rerank
         if rerank.enabled:
-            check = getattr(get_reranker(rerank, api_key=settings.rerank.api_key), "check", None)
-            if callable(check):
-                try:
-                    check()
-                except RerankerUnavailable as exc:
-                    log.warning("rerank is enabled but cannot run: %s", exc.message)
+            try:
+                get_reranker(rerank, api_key=settings.rerank.api_key).check()
+            except RerankerUnavailable as exc:
+                log.warning("rerank is enabled but cannot run: %s", exc.message)
     except Exception:  # a warm-up only: the first request reports any real problem
         log.debug("warm-up failed", exc_info=True)
 

@@ -54,6 +54,7 @@ from typing import Any, Protocol, runtime_checkable
 import httpx2
 from starlette.concurrency import run_in_threadpool
 
+from zhiwen.cache import LRU
 from zhiwen.config import RerankKnobs, RerankSettings
 from zhiwen.documents import SearchHit
 from zhiwen.errors import InvalidParameter, ZhiwenError
@@ -85,6 +86,18 @@ class Reranker(Protocol):
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
         """One relevance score per text, same order; higher = more relevant."""
+        ...
+
+
+class ConfiguredReranker(Reranker, Protocol):
+    """A reranker built from the settings (:func:`get_reranker`): it also says whether it can run."""
+
+    def check(self) -> object:
+        """Fast, loads nothing: raise :class:`RerankerUnavailable` when it cannot run at all."""
+        ...
+
+    def status(self) -> dict[str, Any]:
+        """What ``/healthz`` shows of it (``state`` and details)."""
         ...
 
 
@@ -311,6 +324,9 @@ class RemoteReranker(_AsyncMixin):
         resp.raise_for_status()
         return resp
 
+    def check(self) -> None:
+        """Nothing to check before a call: an endpoint is judged by its answers (and its breaker)."""
+
     def status(self) -> dict[str, Any]:
         return {"state": "remote", "endpoint": self.endpoint}
 
@@ -319,11 +335,11 @@ class RemoteReranker(_AsyncMixin):
 
 
 # -- factory -----------------------------------------------------------------------------------
-_CACHE: dict[tuple[Any, ...], Reranker] = {}
-_CACHE_LOCK = threading.Lock()
+_CACHE: LRU[ConfiguredReranker] = LRU(8, "rerankers")
+_CACHE_LOCK = threading.Lock()  # one reranker per configuration: look up and build as one step
 
 
-def get_reranker(cfg: RerankKnobs, *, api_key: str | None = None) -> Reranker:
+def get_reranker(cfg: RerankKnobs, *, api_key: str | None = None) -> ConfiguredReranker:
     """Reranker for a rerank settings object (static ``RerankSettings`` or the dynamic one).
 
     ``api_key`` (remote backend) defaults to ``cfg.api_key``; the runtime settings never hold
@@ -335,7 +351,7 @@ def get_reranker(cfg: RerankKnobs, *, api_key: str | None = None) -> Reranker:
     backend = cfg.backend
     key = (backend, cfg.model, cfg.device, cfg.endpoint, cfg.batch_size, cfg.timeout_s)
     with _CACHE_LOCK:
-        reranker = _CACHE.get(key)
+        reranker: ConfiguredReranker | None = _CACHE.get(key)
         if reranker is None:
             if backend == "remote":
                 reranker = RemoteReranker(
@@ -352,7 +368,7 @@ def get_reranker(cfg: RerankKnobs, *, api_key: str | None = None) -> Reranker:
                 raise InvalidParameter(
                     f"unknown rerank backend {backend!r}", message=f"未知的重排后端：{backend}"
                 )
-            _CACHE[key] = reranker
+            _CACHE.put(key, reranker)
         return reranker
 
 

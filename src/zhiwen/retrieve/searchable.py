@@ -6,13 +6,13 @@ KB layer (:mod:`zhiwen.kb` builds on it), so it names what it uses instead of im
 parameters (fusion, BM25, feedback) and returns hits, and ``get_parents`` for parent aggregation.
 ``KnowledgeBase`` satisfies it structurally; so does any KB double a test or an app builds.
 
-A KB that keeps its tuned parameters on disk also has a ``path`` (its ``tuning.json``'s
-directory, :mod:`zhiwen.retrieve.tuning`); one without (a double) is simply not tuned.
+``path`` is the directory a KB keeps its tuned parameters in (``tuning.json``,
+:mod:`zhiwen.retrieve.tuning`); None for a KB without one (a double): it is simply not tuned.
 
 Example::
 
     >>> class OneHitKB:                       # enough for the pipeline
-    ...     name = "demo"
+    ...     name, path = "demo", None
     ...     def search(self, query, **params):
     ...         return [SearchHit(chunk=Chunk(id="a#0", doc_id="a", text="甲"), score=1.0)]
     ...     def get_parents(self, ids):
@@ -24,6 +24,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from zhiwen.documents import Document, SearchHit
@@ -37,6 +38,11 @@ class Searchable(Protocol):
     """A knowledge base as retrieval sees it (see the module docstring)."""
 
     name: str
+
+    @property
+    def path(self) -> Path | None:
+        """Where the KB keeps its tuning (None: not tuned)."""
+        ...
 
     def search(
         self,

@@ -243,8 +243,6 @@ def tuned_params(
     params: dict[str, Any], kb: Searchable, *, admin: frozenset[str] = frozenset()
 ) -> dict[str, Any]:
     """``params`` with ``kb``'s ``tuning.json`` merged in (see :func:`merge_tuning`)."""
-    # a KB keeps its tuning in its directory; a KB without one (a double, an app's view of several
-    # KBs) is not tuned: ``path`` is no part of the Searchable contract
-    path = getattr(kb, "path", None)
-    tuning = load_tuning(path) if path is not None else None
+    # a KB keeps its tuning in its directory; a KB without one (a double) is not tuned
+    tuning = load_tuning(kb.path) if kb.path is not None else None
     return merge_tuning(params, tuning, kb=kb.name, admin=admin)

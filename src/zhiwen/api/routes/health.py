@@ -60,8 +60,7 @@ def _rerank(request: Request, settings: Settings) -> dict[str, Any]:
         reranker = get_reranker(cfg, api_key=settings.rerank.api_key)
     except Exception as exc:  # a bad backend name: say so, never fail the health check
         return {**out, "state": "unavailable", "message": str(getattr(exc, "message", exc))}
-    status = getattr(reranker, "status", None)
-    out.update(status() if callable(status) else {"state": "ready"})
+    out.update(reranker.status())
     breaker = get_resilience().breakers_of("rerank").get(reranker.name)
     if breaker is not None:
         out["breaker"] = breaker.snapshot()
