@@ -91,3 +91,60 @@ def test_three_turn_chat_follow_ups_and_new_conversation(page: Any) -> None:
     assert "history" not in bodies[-1] or bodies[-1]["history"] == []
     assert understood(page, "chat").count() == 0
     assert answer.get_by_test_id("source").count() >= 1
+
+
+def test_policy_follow_up_keeps_the_country(page: Any) -> None:
+    bodies = record_bodies(page, "/api/v1/policy/ask")
+    tab(page, "policy")
+    page.fill("#policy-asof", "2026-06-01")
+    thread = "#policy-thread [data-testid=chat-answer]"
+    ask(page, "法国人去中国免签吗", thread)
+    assert understood(page, "policy").count() == 0
+    answer = ask(page, "需要什么材料？", thread)
+    assert "法国需要什么材料" in understood(page, "policy").inner_text()
+    assert [m["content"] for m in bodies[-1]["history"][::2]] == ["法国人去中国免签吗"]
+    assert "法国" in answer.locator(".md").inner_text()
+    # 新对话: the follow-up is asked on its own again
+    page.get_by_test_id("policy-new").click()
+    assert page.locator(thread).count() == 0
+    ask(page, "需要什么材料？", thread)
+    assert "history" not in bodies[-1]
+    assert understood(page, "policy").count() == 0
+
+
+def test_listings_refinement_shows_the_merged_constraints(page: Any) -> None:
+    bodies = record_bodies(page, "/ask")
+    tab(page, "property")
+    blocks = "#property-thread .result-block"
+    first = ask(page, "500万以内的两房", blocks)
+    assert first.get_by_test_id("merged-constraints").count() == 0
+    second = ask(page, "要南北通透的", blocks)
+    assert [m["role"] for m in bodies[-1]["history"]] == ["user", "assistant"]
+    assert "南北通透" in understood(page, "property").inner_text()
+    merged = second.get_by_test_id("merged-constraints")
+    assert "500万" in merged.inner_text() and "南北通透" in merged.inner_text()
+    assert "新增：" in merged.inner_text()
+    # a search from the edited form states every constraint: it starts the conversation again
+    second.locator("form.constraints button[type=submit]").click()
+    idle(page, blocks)
+    assert page.locator(blocks).count() == 3 and "history" not in bodies[-1]
+    page.get_by_test_id("property-new").click()
+    assert page.locator(blocks).count() == 0
+
+
+def test_advisor_echoes_the_facts_and_new_conversation_starts_a_session(page: Any) -> None:
+    bodies = record_bodies(page, "/api/v1/chat")
+    tab(page, "advisor")
+    turns = "#advisor-thread .advisor-turn"
+    ask(page, "总价300万，首付三成，贷款30年，利率3.1%，等额本息月供多少？", turns)
+    assert "按总价300万元" in understood(page, "advisor").inner_text()
+    second = ask(page, "年限改成25年呢？", turns)
+    line = understood(page, "advisor").inner_text()
+    assert line.startswith("理解为：") and "贷款25年" in line and "总价300万元" in line
+    assert "10,068.01" in second.inner_text()
+    session = bodies[-1]["session_id"]
+    assert bodies[0]["session_id"] == session and len(bodies[-1]["history"]) == 2
+    page.get_by_test_id("advisor-new").click()
+    assert page.locator(turns).count() == 0
+    ask(page, "月供多少？", turns)
+    assert bodies[-1]["session_id"] != session and "history" not in bodies[-1]

@@ -1,15 +1,21 @@
 // 购房顾问: POST /api/v1/chat (SSE). A role card (data-testid="role-card": icon, name) appears at
 // each role_start and fills at its role_result, with the role's tool results as small tables.
 // 深度分析 switches to discussion mode: the negotiation (discussion events) shows as a thread.
-// The session id lives in localStorage, so the advisor remembers the user across questions.
+// The session id lives in localStorage, so the advisor remembers the user across questions; the
+// conversation's messages go along as ``history`` too (where the server reads it). The facts the
+// advisor used show under the question as 「理解为：按总价…计算：…」, so a misreading can be
+// corrected in the next turn (「年限改成30年」). 新对话 starts a new session.
 
 import { userBubble } from "./bubble.js";
+import { historyOf, newConversationNote, showUnderstood } from "./conversation.js";
 import { renderMarkdown } from "./markdown.js";
 import { streamEvents } from "./sse.js";
 import { toolTable } from "./tables.js";
 import { $, el, emojiRenders, emptyNode, errorBox, store, uid } from "./util.js";
 
 const SESSION_KEY = "zhiwen.advisor.session";
+// the advisor's server keeps the last 20 messages of a session: send as many, so they are its tail
+const ADVISOR_HISTORY = 20;
 const ICONS = { policy_expert: "📜", market_analyst: "📊", financial_advisor: "💰", home_advisor: "🏠" };
 
 function roleIcon(role, icon, name) {
@@ -37,8 +43,14 @@ export function createAdvisorView(app) {
   const thread = $("#advisor-thread");
   const deep = $("#advisor-deep");
   const sessionLabel = $("#advisor-session");
-  let session = store.get(SESSION_KEY, null) || uid();
+  const stored = store.get(SESSION_KEY, null);
+  let session = stored || uid();
   store.set(SESSION_KEY, session);
+  let turns = []; // this page's conversation in the session: [{question, answer, standalone}]
+  // history is sent only for a session this page holds from its start: a session kept from an
+  // earlier visit has turns the page never saw, and a server that takes the client's history
+  // as the truth would start that session again from the shorter one
+  let whole = !stored;
 
   function showSession() {
     sessionLabel.textContent = `会话 ${session.slice(0, 8)}`;
@@ -89,6 +101,7 @@ export function createAdvisorView(app) {
   }
 
   async function ask(question) {
+    const prior = turns.slice();
     thread.querySelector(".empty")?.remove();
     const mode = deep.checked ? "discussion" : "standard";
     const turn = el("section", {
@@ -104,16 +117,26 @@ export function createAdvisorView(app) {
     );
     turn.append(status);
     let discussion = null;
-    thread.append(userBubble(question), turn);
+    const user = userBubble(question);
+    thread.append(user, turn);
+    const said = []; // the answer as text, for the history: facts, then each role's message
+    let standalone = null;
+    const body = { session_id: session, message: question, mode };
+    const history = whole ? historyOf(prior, ADVISOR_HISTORY) : [];
+    if (history.length) body.history = history;
     turn.scrollIntoView({ block: "start" });
     const open = new Map();
     turn.dataset.busy = "true";
     try {
       await streamEvents(
         "/api/v1/chat",
-        { session_id: session, message: question, mode },
+        body,
         (ev) => {
-          if (ev.type === "role_start") {
+          if (ev.type === "facts") {
+            if (ev.text) said.push(ev.text);
+            standalone = ev.text ? `${ev.text}${question}` : null;
+            showUnderstood(user, question, standalone);
+          } else if (ev.type === "role_start") {
             const card = roleCard(ev);
             open.set(ev.role, card);
             if (!cards.isConnected) turn.append(cards);
@@ -126,6 +149,7 @@ export function createAdvisorView(app) {
               if (!cards.isConnected) turn.append(cards);
             }
             fillCard(card, ev);
+            said.push(`### ${ev.name || ev.role}\n${ev.content || ""}`);
           } else if (ev.type === "discussion") {
             if (!discussion) {
               discussion = el("ol", { class: "discussion", "aria-label": "专家讨论" });
@@ -134,6 +158,8 @@ export function createAdvisorView(app) {
             discussion.append(discussionItem(ev));
           } else if (ev.type === "done") {
             if (ev.session_id) session = ev.session_id;
+            if (ev.standalone_question) standalone = ev.standalone_question;
+            showUnderstood(user, question, standalone);
             const plan = ev.plan || {};
             status.textContent = plan.reason ? `安排：${plan.reason}` : "";
           } else if (ev.type === "error") throw Object.assign(new Error(ev.message), { code: ev.code });
@@ -141,6 +167,7 @@ export function createAdvisorView(app) {
         { signal: app.signal() },
       );
       if (discussion && cards.isConnected) turn.append(cards); // the consensus card after the thread
+      if (thread.contains(turn)) turns.push({ question, answer: said.join("\n\n"), standalone });
     } catch (err) {
       if (err.name === "AbortError") turn.append(el("p", { class: "muted" }, "已停止"));
       else turn.append(errorBox(err));
@@ -150,12 +177,16 @@ export function createAdvisorView(app) {
     }
   }
 
+  // 新对话: a new session id, so the advisor starts from no facts
   $("#advisor-new").addEventListener("click", () => {
+    if (app.running) app.controller?.abort();
     session = uid();
     store.set(SESSION_KEY, session);
+    turns = [];
+    whole = true;
     showSession();
-    emptyNode(thread);
-    thread.append(el("div", { class: "empty" }, el("p", {}, "已开始新会话。")));
+    emptyNode(thread).append(newConversationNote("已开始新对话：之前说过的预算、收入等不再沿用。"));
+    $("#chat-input").focus();
   });
 
   return {
@@ -175,7 +206,7 @@ export function createAdvisorView(app) {
           el(
             "p",
             { class: "muted" },
-            "打开「深度分析」让专家多轮协商；同一会话会记住你说过的预算、收入和城市。",
+            "打开「深度分析」让专家多轮协商；同一对话会记住你说过的预算、收入和城市，可以接着改（如「年限改成30年」「首付改成两成」）。",
           ),
         ),
       );

@@ -1,9 +1,12 @@
 // 政策问答: POST /api/v1/policy/ask (stream: true). Shows the answer, the detected intent, the
 // rewritten question and the two source groups — specialist KBs (searched with the rewritten
 // question) and the general KB (the original question) — with scores; a visa policy whose
-// end date is before the answer's as_of date is marked 已到期.
+// end date is before the answer's as_of date is marked 已到期. The conversation's last messages go
+// with each question as ``history``: 「需要什么材料？」 keeps the country and intent, 「那西班牙呢？」
+// asks again for Spain; the standalone question shows as 「理解为：…」. 新对话 starts over.
 
 import { AnswerBubble, userBubble } from "./bubble.js";
+import { historyOf, newConversationNote, showUnderstood } from "./conversation.js";
 import { sourceList } from "./sources.js";
 import { streamEvents } from "./sse.js";
 import { $, el, emptyNode } from "./util.js";
@@ -29,6 +32,7 @@ export function isExpired(source, asOf) {
 export function createPolicyView(app) {
   const thread = $("#policy-thread");
   const asOfInput = $("#policy-asof");
+  let turns = []; // this conversation: [{question, answer, standalone}]
 
   /** A source's group: the server says it (``group``); older servers: by the general KB's name. */
   function isGeneral(source, general) {
@@ -101,12 +105,13 @@ export function createPolicyView(app) {
     }
   }
 
-  async function ask(question) {
+  async function ask(question, prior = turns.slice()) {
     thread.querySelector(".empty")?.remove();
-    thread.append(userBubble(question));
+    const user = userBubble(question);
+    thread.append(user);
     const bubble = new AnswerBubble({
       question,
-      onRetry: () => app.run(() => ask(question)),
+      onRetry: () => app.run(() => ask(question, prior)),
       label: "政策回答",
     });
     thread.append(bubble.node);
@@ -114,6 +119,9 @@ export function createPolicyView(app) {
     bubble.setBusy(true);
     const body = { question, stream: true };
     if (asOfInput.value) body.as_of = asOfInput.value;
+    const history = historyOf(prior);
+    if (history.length) body.history = history;
+    let standalone = null;
     let asOf = asOfInput.value || today();
     let sources = [];
     try {
@@ -122,6 +130,8 @@ export function createPolicyView(app) {
         body,
         (ev) => {
           if (ev.type === "meta") {
+            if (ev.standalone_question) standalone = ev.standalone_question;
+            showUnderstood(user, question, standalone);
             bubble.node.querySelector(".policy-meta")?.remove();
             bubble.flags.after(metaPanel(ev)); // intent and rewrite first, then the answer
           } else if (ev.type === "sources") {
@@ -131,6 +141,8 @@ export function createPolicyView(app) {
           } else if (ev.type === "delta") bubble.append(ev.text || "");
           else if (ev.type === "done") {
             if (ev.as_of) asOf = ev.as_of;
+            if (ev.standalone_question) standalone = ev.standalone_question;
+            showUnderstood(user, question, standalone);
             if (ev.answer) bubble.setText(ev.answer);
             if (ev.sources) sources = ev.sources;
             bubble.sources = sources;
@@ -152,6 +164,7 @@ export function createPolicyView(app) {
         { signal: app.signal() },
       );
       bubble.setText(bubble.text || "（没有回答）");
+      if (thread.contains(bubble.node)) turns.push({ question, answer: bubble.text, standalone });
     } catch (err) {
       if (err.name === "AbortError") bubble.append("\n\n（已停止）");
       else bubble.showError(err);
@@ -159,6 +172,14 @@ export function createPolicyView(app) {
       bubble.setBusy(false);
     }
   }
+
+  // 新对话: forget the conversation (what is sent as history) and clear the thread
+  $("#policy-new").addEventListener("click", () => {
+    if (app.running) app.controller?.abort();
+    turns = [];
+    emptyNode(thread).append(newConversationNote());
+    $("#chat-input").focus();
+  });
 
   return {
     name: "policy",
@@ -173,6 +194,7 @@ export function createPolicyView(app) {
             {},
             "询问免签、机组入出境、口岸与相关法规。回答附识别出的意图、改写后的问题和两组来源（专业库 / 通用库）；过期的免签政策会标出。",
           ),
+          el("p", { class: "muted" }, "可以接着追问，如「需要什么材料？」「那西班牙呢？」；点「新对话」重新开始。"),
         ),
       );
     },

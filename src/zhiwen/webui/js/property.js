@@ -2,8 +2,14 @@
 // "property-card") and an editable panel of the constraints the server understood. /ask takes
 // only a question, so "search again" writes the edited constraints back into one Chinese
 // question (the rules extractor reads it: "浦东新区，300-500万，2-3室，60-90平，有电梯").
+// The conversation's last messages go with each question as ``history``: a refinement
+// (「要南北通透的」「预算放宽到700万」「换成普陀」「不限楼层了」) is searched with the constraints
+// of every turn merged; the merged request shows as 「理解为：…」 and the block lists the merged
+// constraints and what this turn added, replaced or removed. 新对话 starts over, and so does a
+// search from the edited constraints form (it states every constraint itself).
 
 import { userBubble } from "./bubble.js";
+import { historyOf, newConversationNote, showUnderstood } from "./conversation.js";
 import { renderMarkdown } from "./markdown.js";
 import { $, api, el, emptyNode, errorBox, int } from "./util.js";
 
@@ -135,6 +141,61 @@ function constraintsPanel(req, onSearch) {
   return form;
 }
 
+// the keys of ``requirements`` as the conversation's changes name them
+const REQUIREMENT_LABELS = {
+  price_range: "总价",
+  unit_price: "单价",
+  location: "位置",
+  cities: "城市",
+  districts: "区",
+  bankuai: "板块",
+  exclude_locations: "排除区域",
+  estates: "小区",
+  location_keywords: "地点",
+  property_type: "类型",
+  area: "面积",
+  rooms: "户型",
+  halls: "厅",
+  elevator: "电梯",
+  decoration: "装修",
+  exclude_decoration: "排除装修",
+  floor: "楼层",
+  exclude_floor: "排除楼层",
+  building_type: "建筑类型",
+  exclude_building_type: "排除建筑类型",
+  build_year_min: "建成年份下限",
+  build_year_max: "建成年份上限",
+  facing_south: "朝南",
+  north_south: "南北通透",
+  special_requirements: "其他要求",
+  negations: "不要",
+};
+
+/** The merged constraints of a conversation and what this turn changed (null: a lone question). */
+function mergedPanel(data) {
+  const conv = data.conversation || {};
+  if (!data.understood || !(conv.turns > 1)) return null;
+  const label = (k) => REQUIREMENT_LABELS[k] || k;
+  const changes = [
+    ["新增", conv.added, "ok"],
+    ["改为", conv.replaced, "warn"],
+    ["取消", conv.removed, "muted"],
+  ]
+    .filter(([, keys]) => keys && keys.length)
+    .map(([verb, keys, kind]) => el("span", { class: `flag ${kind}` }, `${verb}：${keys.map(label).join("、")}`));
+  return el(
+    "div",
+    { class: "merged-constraints", "data-testid": "merged-constraints" },
+    el(
+      "div",
+      {},
+      el("strong", {}, conv.fresh_start ? "重新开始的条件：" : `合并 ${conv.turns} 轮后的条件：`),
+      el("span", { class: "understood-text" }, data.understood),
+    ),
+    changes.length ? el("div", { class: "changes" }, changes) : null,
+  );
+}
+
 function fill(pctValue) {
   const f = el("span");
   f.style.width = `${pctValue}%`; // CSSOM, allowed by the page's CSP (no inline style attributes)
@@ -193,6 +254,7 @@ export function createPropertyView(app) {
   const thread = $("#property-thread");
   const kbSelect = $("#property-kb");
   const count = $("#property-count");
+  let turns = []; // this conversation: [{question, answer, standalone}]
 
   function fillKbs() {
     const keep = kbSelect.value;
@@ -204,24 +266,31 @@ export function createPropertyView(app) {
     if (keep && kbs.some((k) => k.name === keep)) kbSelect.value = keep;
   }
 
-  async function ask(question) {
+  /** ``fresh``: the question states every constraint (the form), so the conversation starts at it. */
+  async function ask(question, { fresh = false } = {}) {
+    if (fresh) turns = [];
+    const prior = turns.slice();
     thread.querySelector(".empty")?.remove();
     const block = el("section", { class: "result-block", "aria-label": `找房：${question}` });
-    thread.append(userBubble(question), block);
+    const user = userBubble(question);
+    thread.append(user, block);
     block.scrollIntoView({ block: "start" });
     block.append(el("div", { class: "typing" }, "正在搜索房源"));
     block.dataset.busy = "true";
     try {
-      const data = await api("/ask", {
-        body: { question, max_results: parseInt(count.value, 10) || 5, kb: kbSelect.value || "listings" },
-        signal: app.signal(),
-      });
+      const body = { question, max_results: parseInt(count.value, 10) || 5, kb: kbSelect.value || "listings" };
+      const history = historyOf(prior);
+      if (history.length) body.history = history;
+      const data = await api("/ask", { body, signal: app.signal() });
       emptyNode(block);
+      showUnderstood(user, question, data.standalone_question);
       const props = data.retrieved_properties || [];
+      const total = typeof data.total_matches === "number" ? data.total_matches : null;
+      const found = total !== null && total > props.length ? `符合条件 ${total} 套，列出 ${props.length} 套` : `找到 ${props.length} 套房源`;
       const head = el(
         "div",
         { class: "result-head" },
-        el("strong", {}, props.length ? `找到 ${props.length} 套房源` : "没有找到符合条件的房源"),
+        el("strong", {}, props.length ? found : "没有找到符合条件的房源"),
         data.relaxed && data.relaxed.length
           ? el("span", { class: "flag warn" }, `已放宽：${data.relaxed.join("、")}`)
           : null,
@@ -239,10 +308,13 @@ export function createPropertyView(app) {
       );
       block.append(
         head,
-        constraintsPanel(data.requirements || {}, (q) => app.run(() => ask(q))),
+        mergedPanel(data),
+        constraintsPanel(data.requirements || {}, (q) => app.run(() => ask(q, { fresh: true }))),
         el("div", { class: "cards" }, props.map(card)),
         answer,
       );
+      if (thread.contains(block))
+        turns.push({ question, answer: data.answer || "", standalone: data.standalone_question || null });
     } catch (err) {
       emptyNode(block).append(
         err.name === "AbortError" ? el("p", { class: "muted" }, "已停止") : errorBox(err),
@@ -251,6 +323,14 @@ export function createPropertyView(app) {
       block.dataset.busy = "false";
     }
   }
+
+  // 新对话: forget the conversation (what is sent as history) and clear the thread
+  $("#property-new").addEventListener("click", () => {
+    if (app.running) app.controller?.abort();
+    turns = [];
+    emptyNode(thread).append(newConversationNote("已开始新对话：之后的条件不再与前面的合并。"));
+    $("#chat-input").focus();
+  });
 
   return {
     name: "property",
@@ -262,6 +342,11 @@ export function createPropertyView(app) {
           "div",
           { class: "empty" },
           el("p", {}, "说出预算、区域、户型、面积等要求，系统给出匹配的房源卡片；条件可以修改后重新搜索。"),
+          el(
+            "p",
+            { class: "muted" },
+            "可以接着补充或修改条件，如「要南北通透的」「预算放宽到700万」「换成普陀」「不限楼层了」；点「新对话」重新开始。",
+          ),
         ),
       );
     },
