@@ -177,11 +177,6 @@ def test_a_garbage_reply_falls_back_to_the_offline_rewrite(
     assert answer.standalone_question == _offline(settings, "要炖多久？") == "红烧肉要炖多久？"
 
 
-@pytest.mark.xfail(
-    reason="#28: condense.py says an answer instead of a question falls back, but a reply is taken "
-    "whenever the offline rules changed the question (bench_conversation: 11 of 15 such replies used)",
-    strict=False,
-)
 def test_an_answer_instead_of_a_question_falls_back(settings: Settings, llm_ctx: Any) -> None:
     fake, ctx = llm_ctx
     fake.script(Reply("大约需要一个小时。"))

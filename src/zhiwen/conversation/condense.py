@@ -29,7 +29,7 @@ from typing import Any
 import rjieba
 
 from zhiwen.conversation.model import Standalone, message_text, user_questions
-from zhiwen.conversation.offline import OfflineCondenser, names_something
+from zhiwen.conversation.offline import ASKS, OfflineCondenser, names_something
 from zhiwen.conversation.vocabulary import Vocabulary
 from zhiwen.errors import LLMError
 from zhiwen.llm import llm_purpose
@@ -45,6 +45,10 @@ WINDOW_TURNS = 4
 TURN_CHARS = 300
 #: seconds one condense call may take
 TIMEOUT_S = 3.0
+#: share of the question's own characters a rewrite keeps (pronouns and particles aside)
+KEPT_SHARE = 0.6
+#: what a rewrite may drop of the question: pronouns, demonstratives, particles, punctuation
+_FILLER = re.compile(r"[它他她们这那该此其呢吗吧啊呀么的了？?！!。.，,、\s]")
 
 SYSTEM = (
     "你负责改写对话中的最后一个问题：根据之前的对话，把它改写成不依赖上下文、可以单独检索的完整问题。"
@@ -85,6 +89,19 @@ def keeps_specific_words(rewritten: str, question: str) -> bool:
     return all(w in rewritten for w in rjieba.cut(question) if names_something(w))
 
 
+def keeps_the_question(rewritten: str, question: str) -> bool:
+    """The rewrite still asks what the user asked: it is a question when the user's was, and it
+    keeps most of the user's own words (pronouns and particles aside) — an answer (「大约需要一个
+    小时。」) or another question (「今天北京的天气怎么样？」) is not a rewrite."""
+    if ASKS.search(question) and not ASKS.search(rewritten):
+        return False
+    own = [ch for ch in _FILLER.sub("", question) if ch.strip()]
+    if not own:
+        return True
+    kept = sum(ch in rewritten for ch in own)
+    return kept / len(own) >= KEPT_SHARE
+
+
 def _ask_llm(
     llm: ChatModel, history: Sequence[Mapping[str, Any]], question: str, timeout_s: float
 ) -> str | None:
@@ -114,12 +131,17 @@ def _with_llm(
         CONDENSE_CALLS.labels(outcome="error").inc()
         log.exception("condense adapter raised unexpectedly")
         return offline
-    if rewritten is None or (not offline.changed and not keeps_specific_words(rewritten, question)):
+    usable = (
+        rewritten is not None
+        and keeps_the_question(rewritten, question)
+        and (offline.changed or keeps_specific_words(rewritten, question))
+    )
+    if rewritten is None or not usable:
         CONDENSE_CALLS.labels(outcome="rejected").inc()
         return offline
     CONDENSE_CALLS.labels(outcome="used").inc()
-    if rewritten == question:
-        return offline
+    if rewritten == question and offline.method == "anaphora":
+        return offline  # a pronoun left as it was is not resolved: the rules' reading stands
     return Standalone(rewritten, question, "llm", topic=offline.topic, carried=offline.carried)
 
 

@@ -30,8 +30,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
+import jieba
 import rjieba
 
 from zhiwen.answer.scoring import term_weight
@@ -46,15 +49,23 @@ SPECIFIC_IDF = 10.0
 COMMON_CHAR_IDF = 5.0
 #: turns of the history the topic is looked for in (the newest ones)
 WINDOW_TURNS = 6
+#: a noun at least this rare (jieba IDF) can be a topic when no name is mentioned (西安, not 好看)
+TOPIC_NOUN_IDF = 6.5
+#: an answer is about one entity when its opening characters name exactly one
+ANSWER_FOCUS_CHARS = 200
+#: 「那X呢」: what X may hold besides a name (的做法, 的话 …) / at most, when it names nothing known
+ELLIPSIS_EXTRA_CHARS = 4
+ELLIPSIS_BARE_CHARS = 6
 
 _PUNCT = re.compile(r"[\s？?！!。．.，,、；;：:“”\"'‘’（）()《》]+")
 _ELLIPSIS = re.compile(
-    r"^(?:那么|那|如果是|要是|换成|改成|还有)?(?P<x>.{1,16}?)(?:的话)?(?:呢|怎么样|如何|怎样)[？?！!。.\s]*$"
+    r"^(?:那么|那|如果是|要是|换成|改成|还有)?(?P<x>.{1,16}?)(?:的话)?(?P<end>呢|怎么样|如何|怎样)[？?！!。.\s]*$"
 )
 #: what makes a short sentence a question: a question mark, a question word or particle
-_ASKS = re.compile(
+ASKS = re.compile(
     r"[？?]|什么|哪|多少|多久|多长|几|怎么|怎样|如何|为什么|为何|是否|吗|呢|有没有|能不能|可不可以|要不要"
 )
+_TITLE = re.compile(r"《[^》]+》")
 _PRONOUN = re.compile(r"它们|它|他们|她们|其(?![他实中次余间后前它一])|这里|那里|这儿|那儿")
 _DEMONSTRATIVE = re.compile(
     r"(?:这|那|该|此|本)(?:个|些|种|家|所|位|部|本|道|项|条|款|门|座|件|套|只|类|张|份|国)?"
@@ -88,25 +99,31 @@ class OfflineCondenser:
         self.window = window
 
     # -- the topic ------------------------------------------------------------------------------
-    def _rarest_word(self, text: str) -> str | None:
-        words = [w for w in rjieba.cut(_PUNCT.sub(" ", text)) if len(w.strip()) >= 2]
-        if not words:
-            return None
-        best = max(words, key=term_weight)
-        return best if term_weight(best) >= 6.0 else None
+    def _rarest_noun(self, text: str) -> str | None:
+        """The rarest noun of ``text`` (jieba's dictionary tags; names are rare), if rare enough."""
+        nouns = [w for w in rjieba.cut(_PUNCT.sub(" ", text)) if len(w) >= 2 and _is_noun(w)]
+        best = max(nouns, key=term_weight, default=None)
+        return best if best is not None and term_weight(best) >= TOPIC_NOUN_IDF else None
+
+    def _focused(self, answer: str | None) -> str | None:
+        """The one entity an answer is about (it opens with exactly one name), if any."""
+        named = {m.text for m in self.vocabulary.find(answer[:ANSWER_FOCUS_CHARS])} if answer else set()
+        return named.pop() if len(named) == 1 else None
+
+    def _topic_of(self, state: _State, resolved: Standalone, answer: str | None) -> str | None:
+        """What a user turn that names no entity leaves the conversation about."""
+        if resolved.changed:
+            return resolved.topic
+        if state.topic is not None and not self._names_subject(resolved.question):
+            return state.topic  # a turn without a subject of its own stays on topic
+        return self._focused(answer) or self._rarest_noun(resolved.question) or state.topic
 
     def _advance(self, state: _State, question: str, answer: str | None) -> _State:
         """The state after one earlier user turn (resolved against the turns before it)."""
         resolved = self._resolve(state, question) or Standalone.unchanged(question)
-        text = resolved.question
-        mentions = tuple(self.vocabulary.find(text))
-        if mentions:
-            topic: str | None = mentions[0].text
-        elif answer and (named := self.vocabulary.find(answer)):
-            topic = named[0].text
-        else:
-            topic = resolved.topic or self._rarest_word(text) or state.topic
-        return _State(text, mentions, topic)
+        mentions = tuple(self.vocabulary.find(resolved.question))
+        topic = mentions[0].text if mentions else self._topic_of(state, resolved, answer)
+        return _State(resolved.question, mentions, topic)
 
     def _state(self, history: Sequence[Mapping[str, Any]]) -> _State:
         recent = [m for m in history if m.get("role") in ("user", "assistant")][-2 * self.window :]
@@ -131,11 +148,15 @@ class OfflineCondenser:
         named = self.vocabulary.find(new)
         if named:
             new_mention = named[0]
+            if len(new) - len(new_mention.text) > ELLIPSIS_EXTRA_CHARS:
+                return None  # more than a name: a question of its own (…没有答案时会怎样？)
             new, kind = new_mention.text, new_mention.kind
             same_kind = [m for m in state.mentions if m.kind == kind and m.text != new]
             old = same_kind[0].text if same_kind else state.topic
-        else:
+        elif match.group("end") == "呢" and len(new) <= ELLIPSIS_BARE_CHARS and not ASKS.search(new):
             old = state.topic
+        else:
+            return None
         if not new or not old or old not in state.question or new == old:
             return None
         return Standalone(
@@ -163,8 +184,9 @@ class OfflineCondenser:
         found: list[tuple[int, str]] = []
         for match in _DEMONSTRATIVE.finditer(question):
             word = match.group()
-            if match.start() not in starts or (match.start() == 0 and word == "那"):
-                continue
+            token = starts.get(match.start(), "")
+            if not token or len(token) > len(word) or (match.start() == 0 and word == "那"):
+                continue  # inside a word (本地, 本科生, 这一, 这样) or "then" (那如果…)
             noun = _noun_after(question[match.end() :])
             if noun or len(word) > 1:
                 found.append((match.start(), word + noun))
@@ -174,13 +196,17 @@ class OfflineCondenser:
     def _subject(self, state: _State, question: str) -> Standalone | None:
         if not state.topic or _content_chars(question) > SHORT_QUESTION_CHARS:
             return None
-        if not _ASKS.search(question):
+        if not ASKS.search(question):
             return None  # a remark (「其实我不太确定」) has no subject to fill
-        if self.vocabulary.find(question) or state.topic in question:
+        if state.topic in question or self._names_subject(question):
             return None
-        if any(names_something(w) for w in rjieba.cut(_PUNCT.sub(" ", question))):
-            return None  # a specific word: the question has a subject of its own
         return Standalone(state.topic + question.strip(), question, "subject", topic=state.topic)
+
+    def _names_subject(self, question: str) -> bool:
+        """The question names its own subject: a vocabulary name, a 《title》 or a specific word."""
+        if self.vocabulary.find(question) or _TITLE.search(question):
+            return True
+        return any(names_something(w) for w in rjieba.cut(_PUNCT.sub(" ", question)))
 
     def _resolve(self, state: _State, question: str) -> Standalone | None:
         for rule in (self._substitution, self._anaphora, self._subject):
@@ -222,12 +248,30 @@ def names_something(word: str) -> bool:
     return weight >= SPECIFIC_IDF
 
 
-def _word_starts(text: str) -> set[int]:
-    starts, offset = set(), 0
+def _word_starts(text: str) -> dict[int, str]:
+    """Each word of ``text`` (jieba) by the offset it starts at."""
+    starts, offset = {}, 0
     for word in rjieba.cut(text):
-        starts.add(offset)
+        starts[offset] = word
         offset += len(word)
     return starts
+
+
+@lru_cache(maxsize=1)
+def _noun_tags() -> frozenset[str]:
+    """The words jieba's dictionary tags as nouns (n, nr, ns, nt, nz …), read once."""
+    path = Path(jieba.__file__).parent / "dict.txt"
+    nouns = set()
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            parts = line.split()
+            if len(parts) == 3 and parts[2].startswith("n"):
+                nouns.add(parts[0])
+    return frozenset(nouns)
+
+
+def _is_noun(word: str) -> bool:
+    return word in _noun_tags()
 
 
 def last_answer(history: Sequence[Mapping[str, Any]]) -> str | None:

@@ -74,6 +74,7 @@ class Vocabulary:
     def kind_of(self, name: str) -> str | None:
         return self._kinds.get(name)
 
+
     def _longest_at(self, text: str, start: int) -> str | None:
         node: dict[Any, Any] | None = self._trie
         found = None
@@ -98,9 +99,9 @@ class Vocabulary:
 
 
 def title_names(title: str) -> list[str]:
-    """The forms a user types of a title: as is and without its decorations."""
+    """The form a user types of a title: without its decorations (《》, a date, 的做法)."""
     plain = _DECORATION.sub("", title).strip()
-    return [t for t in dict.fromkeys((title.strip(), plain)) if t]
+    return [plain] if len(plain) >= MIN_NAME_CHARS else [title.strip()] if title.strip() else []
 
 
 class TitledStore(Protocol):
