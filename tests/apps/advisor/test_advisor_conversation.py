@@ -293,3 +293,9 @@ def test_discussion_on_a_loan_amount_alone_invents_no_down_payment(advisor_ctx: 
     original = answer.data["consensus"]["original"]
     want = compute_loan(price=2e6, down_payment_ratio=0, years=30, rate=original["rate"]).monthly_payment
     assert (original["loan_amount"], original["monthly_payment"]) == (2e6, want)
+
+
+def test_api_follow_up_from_the_history_a_client_sends(client: TestClient) -> None:
+    history = [{"role": "user", "content": FIRST}, {"role": "assistant", "content": "月供7,705.93元"}]
+    follow = sse(client, {"session_id": "fresh-session", "message": THIRTY, "history": history})
+    assert (sse_loan(follow) or {})["monthly_payment"] == 6851.07

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import APIRouter, Depends, Request
@@ -27,7 +28,7 @@ from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.appkit.app import AppContext
+from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, AppContext, ChatTurn
 from zhiwen.appkit.deps import Question, get_app_context, get_caller
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
@@ -46,6 +47,11 @@ class ChatRequest(BaseModel):
     message: Question = Field(description="用户消息")
     mode: Literal["standard", "discussion"] = Field(
         "standard", description="standard 标准模式；discussion 深度分析"
+    )
+    history: list[ChatTurn] = Field(
+        default_factory=list,
+        max_length=MAX_HISTORY_MESSAGES,
+        description="此前的对话（OpenAI messages 格式）；带上时以它为准，否则用服务端保存的会话",
     )
 
 
@@ -152,7 +158,15 @@ def build_router(app: AdvisorApp) -> APIRouter:
         body: ChatRequest, ctx: AppContext = Depends(get_app_context), caller: str = Depends(get_caller)
     ) -> EventSourceResponse:
         _, events = await run_in_threadpool(
-            app.service.chat, ctx, body.message, session_id=body.session_id, mode=body.mode, caller=caller
+            partial(
+                app.service.chat,
+                ctx,
+                body.message,
+                session_id=body.session_id,
+                mode=body.mode,
+                caller=caller,
+                history=[turn.model_dump() for turn in body.history],
+            )
         )
         return EventSourceResponse(sse_stream(events, log=log), ping=15)
 
