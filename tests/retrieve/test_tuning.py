@@ -97,10 +97,10 @@ def test_untuned_kb_is_reported_too() -> None:
 
 def test_admin_overrides_come_from_the_runtime_service(tmp_path: Path) -> None:
     svc = DynamicSettingsService(Settings(home=tmp_path))
-    assert admin_overrides(svc.get) == frozenset()
+    assert admin_overrides(svc.overrides) == frozenset()
     svc.update({"retrieval": {"dense_alpha": 0.5}})  # equal to the default, but explicitly set
-    assert admin_overrides(svc.get) == {"dense_alpha"}
-    assert admin_overrides(lambda: Settings()) == frozenset()
+    assert admin_overrides(svc.overrides) == {"dense_alpha"}
+    assert admin_overrides(None) == frozenset()
 
 
 # -- the pipeline ----------------------------------------------------------------------------
@@ -134,7 +134,8 @@ def test_pipeline_admin_override_wins(tmp_path: Path) -> None:
     svc = DynamicSettingsService(Settings(home=tmp_path))
     svc.update({"retrieval": {"dense_alpha": 0.3}})
     kb = KB(kb_dir)
-    result = RetrievalPipeline(svc.get).search(kb, "问题", top_k=3)  # type: ignore[arg-type]
+    pipeline = RetrievalPipeline(svc.get, overrides=svc.overrides)
+    result = pipeline.search(kb, "问题", top_k=3)  # type: ignore[arg-type]
     assert kb.calls[0]["weights"] == pytest.approx((0.7, 0.3))
     assert result.params["tuning"]["admin_kept"] == ["dense_alpha"]
 

@@ -28,7 +28,11 @@ def build_pipeline(settings: Settings, runtime: DynamicSettingsService | None = 
     """The pipeline over the runtime settings (static defaults + the admin's overrides)."""
     runtime = runtime or DynamicSettingsService(settings)
     api_key = settings.rerank.api_key
-    return RetrievalPipeline(runtime.get, reranker_factory=lambda cfg: get_reranker(cfg, api_key=api_key))
+    return RetrievalPipeline(
+        runtime.get,
+        reranker_factory=lambda cfg: get_reranker(cfg, api_key=api_key),
+        overrides=runtime.overrides,
+    )
 
 
 def build_context(

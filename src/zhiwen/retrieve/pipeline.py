@@ -17,7 +17,7 @@ importing the KB layer above it.
 
 Example::
 
-    >>> pipeline = RetrievalPipeline(runtime.get)          # or lambda: get_settings()
+    >>> pipeline = RetrievalPipeline(runtime.get, overrides=runtime.overrides)  # or lambda: get_settings()
     >>> result = pipeline.search(kb, "怎么创建知识库", top_k=5)
     >>> result.intent, result.params["rerank"]["enabled"], [h.chunk.id for h in result.hits]
     >>> parents = pipeline.search_parents(kb, "有哪些导入格式", top_k=3).parents
@@ -116,8 +116,10 @@ class RetrievalPipeline:
         vectorize: Vectorize | None = None,
         route: str = "search",
         max_workers: int = 8,
+        overrides: Callable[[], Mapping[str, Any]] | None = None,
     ) -> None:
         self._config = config
+        self._overrides = overrides  # which keys an admin set at runtime (they win over KB tuning)
         self._reranker_factory = reranker_factory
         self._vectorize = vectorize
         self._route = route
@@ -167,7 +169,7 @@ class RetrievalPipeline:
         intent = self.profiler(cfg.adaptive.keywords_profile).classify(query)
         params = effective_params(cfg, intent, top_k, mode)
         if kb is not None:
-            params = tuned_params(params, kb, admin=admin_overrides(self._config))
+            params = tuned_params(params, kb, admin=admin_overrides(self._overrides))
         return intent, params
 
     # -- one KB ------------------------------------------------------------------------------
@@ -175,7 +177,7 @@ class RetrievalPipeline:
         self, kb: Searchable, query: str, params: dict[str, Any], filters: FiltersArg
     ) -> list[SearchHit]:
         if (params.get("tuning") or {}).get("kb") != kb.name:  # a multi-KB group: this KB's own tuning
-            params = tuned_params(params, kb, admin=admin_overrides(self._config))
+            params = tuned_params(params, kb, admin=admin_overrides(self._overrides))
         weights = params["weights"]
         bm25 = params["bm25"]
         return kb.search(

@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -212,18 +213,13 @@ def merge_tuning(
     return out
 
 
-def admin_overrides(config: Any) -> frozenset[str]:
-    """Retrieval keys an admin explicitly set at runtime, from the pipeline's config provider.
+def admin_overrides(overrides: Callable[[], Mapping[str, Any]] | None) -> frozenset[str]:
+    """Retrieval keys an admin explicitly set at runtime (not just equal to a default).
 
-    The provider is ``DynamicSettingsService.get`` in the server and the CLI; its service says
-    which keys are overrides (not just equal to a default). Any other provider (static settings,
-    a lambda) has none.
+    ``overrides`` is the runtime settings service's ``overrides`` (the server and the CLI pass
+    it to the pipeline); None — static settings, a test's lambda — means no admin overrides.
     """
-    # the provider is any zero-argument callable: only the bound ``get`` of a settings service
-    # (retrieval does not import config's service) can say which keys an admin set
-    service = getattr(config, "__self__", None)
-    overrides = getattr(service, "overrides", None)
-    if not callable(overrides):
+    if overrides is None:
         return frozenset()
     try:
         retrieval = (overrides() or {}).get("retrieval") or {}
