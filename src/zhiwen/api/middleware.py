@@ -3,7 +3,9 @@
 * :class:`RequestContextMiddleware` — reads/creates ``X-Request-ID`` and returns it, sets the
   request-id and settings context variables (log lines and the :data:`zhiwen.appkit.deps.Question`
   validator see them), counts ``zhiwen_http_requests_total`` / latency by route *template*, writes
-  one access-log line, and turns any exception that escaped the app into a 500 envelope.
+  one access-log line, and turns any exception that escaped the app into a 500 envelope. A client
+  that hangs up before its response is complete is logged and counted as 499 (nginx's "client
+  closed request"), never as a 500: nothing failed on our side.
 * :class:`BodyLimitMiddleware` — refuses bodies over ``settings.api.max_body_bytes`` with 413 /
   3005 *before* anything parses them: by ``Content-Length`` up front, and by counting the
   streamed bytes (chunked uploads) while buffering the body for the app.
@@ -63,6 +65,60 @@ def route_template(scope: Scope) -> str:
     return "<unmatched>"
 
 
+CLIENT_CLOSED = 499  # nginx's "client closed request": the client hung up before the response
+
+
+def _is_disconnect(exc: BaseException) -> bool:
+    """The client went away (a read or write on its closed connection), not our failure."""
+    from starlette.requests import ClientDisconnect
+
+    if isinstance(exc, (ClientDisconnect, ConnectionError)):
+        return True
+    return type(exc).__name__ == "ClientDisconnected"  # uvicorn's, an OSError of its own
+
+
+class _Exchange:
+    """One request's receive/send, watched: the status sent, whether the response was complete,
+    and whether the client hung up before that (``http.disconnect`` or a failed write)."""
+
+    def __init__(self, receive: Receive, send: Send, rid_header: tuple[bytes, bytes]) -> None:
+        self._receive = receive
+        self._send = send
+        self.rid_header = rid_header
+        self.status = 500  # no response at all and no hang-up: something swallowed an error
+        self.started = False
+        self.complete = False
+        self.client_left = False
+
+    async def receive(self) -> Message:
+        message = await self._receive()
+        if message["type"] == "http.disconnect" and not self.complete:
+            self.client_left = True
+        return message
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+            self.status = int(message["status"])
+            message = {**message, "headers": [*message.get("headers", []), self.rid_header]}
+        elif message["type"] == "http.response.body" and not message.get("more_body", False):
+            self.complete = True
+        await self._send(message)
+
+    async def fail(self, scope: Scope, request_id: str) -> None:
+        """The last-resort 500 envelope, if nothing was sent yet."""
+        if self.started:
+            return
+        self.status = 500
+        body = error_body(1099, "服务暂时不可用，请稍后重试", {"request_id": request_id})
+        if is_openai_path(str(scope.get("path", ""))):
+            body = openai_error_body("服务暂时不可用，请稍后重试", "server_error", "internal_error")
+        await send_json(self._send, 500, body, [self.rid_header])
+
+    def final_status(self) -> int:
+        return CLIENT_CLOSED if self.client_left else self.status
+
+
 class RequestContextMiddleware:
     def __init__(self, app: ASGIApp, settings: Settings) -> None:
         self.app = app
@@ -81,29 +137,25 @@ class RequestContextMiddleware:
         rid_token = request_id_var.set(request_id)
         settings_token = current_settings_var.set(self.settings)
         rid_header = (b"x-request-id", request_id.encode("latin-1"))
-        status = 500
-        started = False
+        exchange = _Exchange(receive, send, rid_header)
         t0 = time.perf_counter()
-
-        async def send_wrapper(message: Message) -> None:
-            nonlocal status, started
-            if message["type"] == "http.response.start":
-                started = True
-                status = int(message["status"])
-                message = {**message, "headers": [*message.get("headers", []), rid_header]}
-            await send(message)
-
         try:
-            await self.app(scope, receive, send_wrapper)
-        except Exception:
-            log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
-            if not started:
-                status = 500
-                body = error_body(1099, "服务暂时不可用，请稍后重试", {"request_id": request_id})
-                if is_openai_path(str(scope.get("path", ""))):
-                    body = openai_error_body("服务暂时不可用，请稍后重试", "server_error", "internal_error")
-                await send_json(send, 500, body, [rid_header])
+            await self.app(scope, exchange.receive, exchange.send)
+        except Exception as exc:
+            if exchange.client_left or _is_disconnect(exc):
+                exchange.client_left = True  # what failed then was talking to a closed connection
+                log.info(
+                    "client left during %s %s (%s)",
+                    scope.get("method"),
+                    scope.get("path"),
+                    type(exc).__name__,
+                    exc_info=not _is_disconnect(exc),
+                )
+            else:
+                log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
+                await exchange.fail(scope, request_id)
         finally:
+            status = exchange.final_status()
             elapsed = time.perf_counter() - t0
             route = route_template(scope)
             method = str(scope.get("method", ""))

@@ -15,7 +15,13 @@ serves at once (answers within seconds of a fresh install); the vectors fill in 
 On start the server resumes, in one background thread, the vectors that any of its KBs still
 lacks (an interrupted ``zhiwen index``, ``--dense skip``, the demo) — one KB at a time, small
 batches, so a user's query never waits long for the model; searches meanwhile fuse what exists
-and report their ``dense_coverage``.
+and report their ``dense_coverage``. It also opens the durable upload queue
+(:mod:`zhiwen.api.jobs`): unfinished upload jobs are resumed or failed with a reason, and at
+shutdown the worker stops after the file in hand.
+
+One server per ``ZHIWEN_HOME`` (:mod:`zhiwen.home_lock`): ``serve`` and ``demo`` take the home's
+lock before anything else; a second server on the same home refuses to start, naming the first
+one's pid and address.
 """
 
 from __future__ import annotations
@@ -29,12 +35,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio.to_thread
 import typer
 from fastapi import FastAPI
 
 from zhiwen.appkit.console import console, run_cli
 from zhiwen.config import Settings, get_settings
 from zhiwen.errors import InvalidParameter
+from zhiwen.home_lock import hold_home
 
 if TYPE_CHECKING:
     from zhiwen.kb.knowledge_base import DenseMode
@@ -55,7 +63,27 @@ def app_factory() -> FastAPI:
     setup_logging(settings)
     app = create_app(settings)
     with_vector_filler(app, settings)
+    with_upload_jobs(app, settings)
     return app
+
+
+def with_upload_jobs(app: FastAPI, settings: Settings) -> None:
+    """Around the app's lifespan: open the upload queue at start (resume or fail what the last
+    process left), stop its worker at shutdown (the job in hand stays queued for the next start)."""
+    from zhiwen.api.jobs import job_manager, stop_job_manager
+
+    inner = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(application: Any) -> AsyncIterator[Any]:
+        async with inner(application) as state:
+            await anyio.to_thread.run_sync(job_manager, settings)
+            try:
+                yield state
+            finally:
+                await anyio.to_thread.run_sync(stop_job_manager, settings)
+
+    app.router.lifespan_context = lifespan
 
 
 def with_vector_filler(app: FastAPI, settings: Settings) -> None:
@@ -103,6 +131,7 @@ def run_server(settings: Settings, host: str, port: int, *, reload: bool = False
 
     if not 1 <= port <= 65535:
         raise InvalidParameter(f"bad port {port}", message=f"端口号无效：{port}")
+    hold_home(settings, host, port)  # a second server on this home stops here, naming the first
     _check_port(host, port)
     setup_logging(settings)
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
@@ -196,7 +225,8 @@ def register(app: typer.Typer) -> None:
         settings = get_settings()
         host = host or settings.api.host
         port = port or settings.api.port
-        _check_port(host, port)  # fail before spending seconds on indexing
+        hold_home(settings, host, port)  # fail before spending seconds on indexing
+        _check_port(host, port)
         result = ensure_demo_kb(settings, embedder=embedder, rebuild=rebuild, progress=False, dense="skip")
         if result["built"]:
             pending = "，向量在后台补全" if result["vectors_missing"] else ""

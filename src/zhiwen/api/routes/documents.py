@@ -24,7 +24,6 @@ Example::
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Annotated, Any
 
@@ -33,7 +32,18 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 from starlette.formparsers import MultiPartException, MultiPartParser
 
-from zhiwen.api.jobs import DocumentEntry, DocumentLedger, Job, JobManager, safe_filename
+from zhiwen.api.jobs import (
+    DocumentEntry,
+    DocumentLedger,
+    Job,
+    JobManager,
+    UploadSlot,
+    fit_name,
+    interrupted_reason,
+    job_manager,
+    safe_filename,
+    split_suffix,
+)
 from zhiwen.appkit.deps import KBName, KBRegistry, get_kb_registry, get_settings_dep
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.config import Settings
@@ -54,10 +64,8 @@ def is_upload_path(path: str) -> bool:
 
 
 def get_job_manager(request: Request) -> JobManager:
-    jobs = getattr(request.app.state, "document_jobs", None)
-    if jobs is None:
-        jobs = request.app.state.document_jobs = JobManager(get_settings_dep(request))
-    return jobs
+    """The home's durable upload queue (made and recovered on first use, or at server start)."""
+    return job_manager(get_settings_dep(request))
 
 
 def _too_large(limit: int, size: int | None = None) -> PayloadTooLarge:
@@ -69,12 +77,14 @@ def _too_large(limit: int, size: int | None = None) -> PayloadTooLarge:
     )
 
 
-async def _limited(stream: AsyncIterator[bytes], limit: int) -> AsyncGenerator[bytes, None]:
+async def _limited(stream: AsyncIterator[bytes], limit: int, slot: UploadSlot) -> AsyncGenerator[bytes, None]:
+    """The body, cut off with 413 past ``limit`` and with 507 once the upload queue is full."""
     seen = 0
     async for chunk in stream:
         seen += len(chunk)
         if seen > limit:
             raise _too_large(limit)
+        slot.take(len(chunk))
         yield chunk
 
 
@@ -123,47 +133,54 @@ async def upload_documents(
 ) -> dict[str, Any]:
     limit = settings.ingest.max_upload_bytes
     declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise _too_large(limit, int(declared))
+    size = int(declared) if declared and declared.isdigit() else None
+    if size is not None and size > limit:
+        raise _too_large(limit, size)
     if not request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
         raise InvalidParameter(
             "expected multipart/form-data", message="请用 multipart/form-data 上传文件（字段名 files）"
         )
-    job_id, folder = jobs.new_job_dir()
-    saved: list[tuple[Any, str]] = []
+    # 409 (KB being deleted) / 429 (queue full) / 507 (no room) before a byte is read
+    slot = await run_in_threadpool(jobs.open_upload, kb, size)
     try:
-        parser = MultiPartParser(
-            request.headers, _limited(request.stream(), limit), max_files=MAX_FILES, max_fields=50
-        )
-        try:
-            form = await parser.parse()
-        except MultiPartException as exc:
-            raise InvalidParameter(str(exc), message=f"上传内容格式有误：{exc.message}") from exc
-        uploads = [v for key in ("files", "file") for v in form.getlist(key) if not isinstance(v, str)]
-        taken: set[str] = set()
-        for upload in uploads:
-            name = _unique(safe_filename(upload.filename), taken)
-            target = folder / name
-            with target.open("wb") as out:
-                while block := await upload.read(_CHUNK):
-                    out.write(block)
-            await upload.close()
-            saved.append((target, name))
-        await form.close()
-        if not saved:
-            raise MissingParameter("no files in the upload", message="缺少必需参数：files（至少一个文件）")
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-    job = await run_in_threadpool(jobs.submit, job_id, kb, saved, ocr=ocr)
+        names = await _receive(request, slot, limit)
+        job = await run_in_threadpool(jobs.submit, slot, names, ocr=ocr)
+    finally:
+        slot.close()  # a refused or broken upload leaves nothing under uploads/
     return ok(job.model_dump())
 
 
+async def _receive(request: Request, slot: UploadSlot, limit: int) -> list[str]:
+    """Stream the multipart body into the slot's folder; the saved (sanitized, unique) names."""
+    parser = MultiPartParser(
+        request.headers, _limited(request.stream(), limit, slot), max_files=MAX_FILES, max_fields=50
+    )
+    try:
+        form = await parser.parse()
+    except MultiPartException as exc:
+        raise InvalidParameter(str(exc), message=f"上传内容格式有误：{exc.message}") from exc
+    uploads = [v for key in ("files", "file") for v in form.getlist(key) if not isinstance(v, str)]
+    taken: set[str] = set()
+    names: list[str] = []
+    for upload in uploads:
+        name = _unique(safe_filename(upload.filename), taken)
+        with (slot.folder / name).open("wb") as out:
+            while block := await upload.read(_CHUNK):
+                out.write(block)
+        await upload.close()
+        names.append(name)
+    await form.close()
+    if not names:
+        raise MissingParameter("no files in the upload", message="缺少必需参数：files（至少一个文件）")
+    return names
+
+
 def _unique(name: str, taken: set[str]) -> str:
+    """``name``, or ``name-2.pdf``, ``name-3.pdf``… (still within the byte limit) if taken."""
     candidate, n = name, 2
+    stem, suffix = split_suffix(name)
     while candidate in taken:
-        stem, dot, suffix = name.rpartition(".")
-        candidate = f"{stem}-{n}.{suffix}" if dot else f"{name}-{n}"
+        candidate = fit_name(stem, f"-{n}{suffix}")
         n += 1
     taken.add(candidate)
     return candidate
@@ -194,7 +211,10 @@ def _list(registry: KBRegistry, name: str) -> list[DocumentEntry]:
             chunks=meta.get("chunks"),
             bytes=meta.get("bytes"),
         )
-    for doc_id, raw in DocumentLedger(kb.path).read().items():
+    ledger = DocumentLedger(kb.path).read()
+    if any(raw.get("status") == "processing" for raw in ledger.values()):
+        _unless_live(ledger, job_manager(registry.settings).live_job_ids())
+    for doc_id, raw in ledger.items():
         if doc_id in entries and raw.get("status") == "failed":
             continue  # the last upload failed; the indexed version is still what answers
         if doc_id in entries:
@@ -202,6 +222,13 @@ def _list(registry: KBRegistry, name: str) -> list[DocumentEntry]:
             continue
         entries[doc_id] = DocumentEntry.model_validate(raw)
     return sorted(entries.values(), key=lambda e: e.doc_id)
+
+
+def _unless_live(ledger: dict[str, dict[str, Any]], live: set[str]) -> None:
+    """A document is 「processing」 only while its job will still run; otherwise it failed."""
+    for doc_id, raw in ledger.items():
+        if raw.get("status") == "processing" and raw.get("job_id") not in live:
+            ledger[doc_id] = {**raw, "status": "failed", "error": interrupted_reason(doc_id)}
 
 
 @router.get("/kbs/{kb}/documents", summary="列出文档", response_model=Envelope[DocumentList])

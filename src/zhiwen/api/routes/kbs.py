@@ -89,10 +89,15 @@ class KBDeleted(BaseModel):
 async def delete_kb(kb: str, registry: KBRegistry = Depends(get_kb_registry)) -> dict[str, Any]:
     """Delete a whole KB (its directory and, on PostgreSQL or Qdrant, its data there).
 
-    An unknown KB is 404 / 3004; a KB an import is writing is refused (409 / 3008) and kept.
+    An unknown KB is 404 / 3004; a KB an import is writing is refused (409 / 3008) and kept, and
+    so is a KB with an unfinished upload job (queued or running) or an upload still arriving:
+    the job would otherwise write its files into the deleted KB's folder again.
     """
+    from zhiwen.api.jobs import job_manager
     from zhiwen.kb import delete_kb as remove
 
-    await registry.aget(kb)  # 404 for an unknown or invalid name, before anything is touched
-    await run_in_threadpool(remove, kb, registry.settings)
+    uploads = await run_in_threadpool(job_manager, registry.settings)
+    with uploads.deleting(kb):  # 409 while an import of it is unfinished; holds off new uploads
+        await registry.aget(kb)  # 404 for an unknown or invalid name, before anything is touched
+        await run_in_threadpool(remove, kb, registry.settings)
     return ok({"kb": kb, "deleted": True})

@@ -1,0 +1,146 @@
+"""A real ``zhiwen serve`` process on loopback, for tests that kill, restart and share homes.
+
+Every wait is bounded; :meth:`LiveServer.stop` is safe to call twice, and the fixtures that make
+one always stop it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+START_TIMEOUT_S = 90.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def server_env(home: Path, **settings: str) -> dict[str, str]:
+    """The environment of a test server: its home, the instant hash embedder, no network."""
+    env = {
+        **os.environ,
+        "ZHIWEN_HOME": str(home),
+        "ZHIWEN_EMBEDDING__PROVIDER": "hash",
+        "HF_HUB_OFFLINE": "1",
+        **settings,
+    }
+    for name in ("ZHIWEN_LLM__BASE_URL", "ZHIWEN_STORE", "ZHIWEN_API__KEYS", "ZHIWEN_API__ADMIN_TOKEN"):
+        if name not in settings:
+            env.pop(name, None)
+    return env
+
+
+def serve_command(port: int) -> list[str]:
+    return [sys.executable, "-m", "zhiwen.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
+
+
+class LiveServer:
+    def __init__(self, home: Path, log: Path, **settings: str) -> None:
+        self.home = home
+        self.log = log
+        self.settings = settings
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def start(self) -> LiveServer:
+        self.home.mkdir(parents=True, exist_ok=True)
+        with self.log.open("ab") as fh:
+            self.proc = subprocess.Popen(
+                serve_command(self.port),
+                env=server_env(self.home, **self.settings),
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                cwd=self.home.parent,
+            )
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited: {self.log.read_text(errors='replace')[-3000:]}")
+            try:
+                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        self.kill()
+        raise RuntimeError(f"server did not start in {START_TIMEOUT_S:.0f} s")
+
+    def kill(self) -> None:
+        """kill -9: no shutdown code runs."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=30)
+        self.proc = None
+
+    def stop(self, timeout: float = 30.0) -> int | None:
+        """SIGTERM (uvicorn's graceful shutdown), then kill -9 if it outlives ``timeout``."""
+        code = None
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                code = self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=30)
+        self.proc = None
+        return code
+
+    # -- HTTP ---------------------------------------------------------------------------------------
+    def get(self, path: str, **kw: Any) -> httpx.Response:
+        return httpx.get(self.url + path, timeout=kw.pop("timeout", 30), **kw)
+
+    def delete(self, path: str, **kw: Any) -> httpx.Response:
+        return httpx.delete(self.url + path, timeout=kw.pop("timeout", 30), **kw)
+
+    def upload(self, kb: str, files: list[tuple[str, bytes]], **kw: Any) -> httpx.Response:
+        return httpx.post(
+            f"{self.url}/api/v1/kbs/{kb}/documents",
+            files=[("files", (name, data)) for name, data in files],
+            timeout=kw.pop("timeout", 60),
+            **kw,
+        )
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        resp = self.get(f"/api/v1/jobs/{job_id}")
+        assert resp.status_code == 200, resp.text
+        data: dict[str, Any] = resp.json()["data"]
+        return data
+
+    def wait_job(
+        self, job_id: str, until: Callable[[dict[str, Any]], bool] | None = None, timeout: float = 60
+    ) -> dict[str, Any]:
+        """Poll the job until ``until`` holds (default: it has ended); AssertionError past timeout."""
+        done = until or (lambda job: job["status"] in ("done", "partial", "failed"))
+        deadline = time.monotonic() + timeout
+        job: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            job = self.job(job_id)
+            if done(job):
+                return job
+            time.sleep(0.1)
+        raise AssertionError(f"job {job_id} not there in {timeout} s: {job}")
+
+    def documents(self, kb: str) -> dict[str, dict[str, Any]]:
+        resp = self.get(f"/api/v1/kbs/{kb}/documents")
+        assert resp.status_code == 200, resp.text
+        return {d["doc_id"]: d for d in resp.json()["data"]["documents"]}
+
+    def metrics(self) -> str:
+        return self.get("/metrics").text
