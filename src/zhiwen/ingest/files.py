@@ -35,6 +35,7 @@ from zhiwen.documents import Chunk, Document
 from zhiwen.errors import IngestError
 from zhiwen.ingest.detect import detect_kind
 from zhiwen.ingest.limits import FileRejected, IngestLimits, check_file_size, check_zip
+from zhiwen.ingest.memory import HEAVY_BYTES, release_memory
 from zhiwen.ingest.model import ParsedFile
 from zhiwen.ingest.ocr import OcrEngine, OcrUnavailable, ocr_available
 
@@ -125,8 +126,12 @@ def parse_file(
     ocr_scale: float = 2.0,
     on_page: OnPage | None = None,
 ) -> ParsedFile:
-    """Parse one file (``kind`` forces a loader; default: detected by content)."""
-    check_file_size(path, name, limits)
+    """Parse one file (``kind`` forces a loader; default: detected by content).
+
+    After a heavy file (:data:`~zhiwen.ingest.memory.HEAVY_BYTES` on disk or unpacked) the memory
+    its parser held goes back to the system (:func:`~zhiwen.ingest.memory.release_memory`).
+    """
+    size = check_file_size(path, name, limits)
     detected = detect_kind(path)
     if kind in _BINARY_KINDS and detected != kind and not (detected == "corrupt_zip" and kind in _OFFICE):
         raise FileRejected(name, f"内容不是 {kind.upper()} 文件（按内容识别为 {detected}）")
@@ -135,7 +140,7 @@ def parse_file(
     if kind in ("docx", "pptx", "xlsx"):
         if detected == "corrupt_zip":
             raise FileRejected(name, "文件已损坏或不完整（无法读取压缩包结构）")
-        check_zip(path, name, limits)
+        size = max(size, check_zip(path, name, limits, kind=kind))
     try:
         return _dispatch(path, name, kind, limits, ocr, engine, ocr_scale, on_page)
     except (FileRejected, IngestError):
@@ -147,6 +152,9 @@ def parse_file(
         raise FileRejected(
             name, f"文件已损坏或格式无法解析（按 {kind} 读取失败）", f"{type(exc).__name__}: {exc}"
         ) from exc
+    finally:
+        if size >= HEAVY_BYTES:
+            release_memory()
 
 
 def _dispatch(
@@ -211,10 +219,10 @@ def _load_document(path: Path, name: str, kind: str, limits: IngestLimits) -> Pa
     if kind == "html":
         from zhiwen.ingest.textfiles import load_html_file
 
-        return load_html_file(path, name)
+        return load_html_file(path, name, limits)
     from zhiwen.ingest.textfiles import load_text_file
 
-    return load_text_file(path, name, markdown=kind == "markdown")
+    return load_text_file(path, name, markdown=kind == "markdown", limits=limits)
 
 
 def _refusal(name: str, kind: str) -> FileRejected:

@@ -47,11 +47,36 @@ class ParsedFile:
     records: bool = False  # every block is its own chunk (a spreadsheet row), not header chunking
     metadata: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # the most characters this file may yield (``ingest.max_text_chars``); None: no cap
+    text_budget: int | None = None
+    text_chars: int = 0  # characters kept so far
+    truncated: bool = False  # text past the budget was dropped (and a warning says so)
+
+    @property
+    def full(self) -> bool:
+        """The text budget is spent: a loader stops reading, later blocks would be dropped."""
+        return self.text_budget is not None and self.text_chars >= self.text_budget
 
     def add(self, markdown: str, page: int | None = None) -> None:
+        if self.text_budget is not None:
+            left = self.text_budget - self.text_chars
+            if left <= 0 or len(markdown) > left:
+                self.note_truncated()
+                markdown = markdown[: max(0, left)]  # cut before normalising: it never grows much
         text = squeeze_blank_lines(normalize_text(markdown))
+        if self.text_budget is not None:
+            text = text[: max(0, self.text_budget - self.text_chars)]
         if text:
             self.blocks.append((page, text))
+            self.text_chars += len(text)
+
+    def note_truncated(self) -> None:
+        """Say once that text past the budget was dropped (a loader that stops early calls it)."""
+        if not self.truncated:
+            self.truncated = True
+            self.warnings.append(
+                f"「{self.source}」文字超过 {self.text_budget} 字符（ingest.max_text_chars），其余部分未导入"
+            )
 
     @property
     def empty(self) -> bool:

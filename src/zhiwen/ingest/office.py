@@ -8,7 +8,9 @@
   its sheet as the section and the sheet number as the page; each record is its own chunk.
 
 The zip is checked against the limits (:func:`zhiwen.ingest.limits.check_zip`) before any of
-these libraries opens it.
+these libraries opens it, the XML they parse whole included (``ingest.max_xml_bytes``); reading
+stops once a file has given ``ingest.max_text_chars`` characters (the rest is dropped, with a
+warning).
 
 Example::
 
@@ -72,31 +74,42 @@ def load_docx(path: Path, name: str, limits: IngestLimits | None = None) -> Pars
     title = (document.core_properties.title or "").strip()
     # paragraph.style resolves the style by walking styles.xml every time: map ids once instead
     style_names = {style.style_id: (style.name or "") for style in document.styles}
+    budget = limits.max_text_chars if limits else None
     parts: list[str] = []
+    chars = 0
     first_heading = ""
     for item in document.iter_inner_content():
+        if budget is not None and chars > budget:
+            break  # the rest would be dropped anyway: stop reading (ParsedFile.add warns)
+        part = ""
         if isinstance(item, Paragraph):
-            text = item.text.strip()
-            if not text:
-                continue
-            style_id = item._p.style
-            style_name = style_names.get(style_id, "").strip() if style_id else "Normal"
-            level = _docx_heading_level(style_name)
-            if level is not None:
-                first_heading = first_heading or text
-                parts.append(f"{'#' * level} {text}")
-            elif _docx_is_list(item, style_name):
-                parts.append(f"- {text}")
-            else:
-                parts.append(text)
+            part, heading = _docx_paragraph(item, style_names)
+            first_heading = first_heading or heading
         elif isinstance(item, Table):
-            rows = [[cell.text for cell in row.cells] for row in item.rows]
-            table = markdown_table(rows)
-            if table:
-                parts.append(table)
-    parsed = ParsedFile(source=name, format="docx", title=title or first_heading or Path(name).stem)
+            part = markdown_table([[cell.text for cell in row.cells] for row in item.rows])
+        if part:
+            parts.append(part)
+            chars += len(part) + 2
+    parsed = ParsedFile(
+        source=name, format="docx", title=title or first_heading or Path(name).stem, text_budget=budget
+    )
     parsed.add(_join_blocks(parts))
     return parsed
+
+
+def _docx_paragraph(paragraph: Any, style_names: dict[str, str]) -> tuple[str, str]:
+    """(markdown, heading text): a heading, a list item or plain text; ("", "") when blank."""
+    text = paragraph.text.strip()
+    if not text:
+        return "", ""
+    style_id = paragraph._p.style
+    style_name = style_names.get(style_id, "").strip() if style_id else "Normal"
+    level = _docx_heading_level(style_name)
+    if level is not None:
+        return f"{'#' * level} {text}", text
+    if _docx_is_list(paragraph, style_name):
+        return f"- {text}", ""
+    return text, ""
 
 
 def _join_blocks(parts: list[str]) -> str:
@@ -139,8 +152,11 @@ def load_pptx(path: Path, name: str, limits: IngestLimits) -> ParsedFile:
     slides = list(prs.slides)
     check_pages(len(slides), name, limits, unit="张幻灯片")
     doc_title = (prs.core_properties.title or "").strip()
-    parsed = ParsedFile(source=name, format="pptx", pages=len(slides))
+    parsed = ParsedFile(source=name, format="pptx", pages=len(slides), text_budget=limits.max_text_chars)
     for number, slide in enumerate(slides, start=1):
+        if parsed.full:
+            parsed.note_truncated()
+            break
         title_shape = slide.shapes.title
         slide_title = title_shape.text_frame.text.strip() if title_shape is not None else ""
         body = [
@@ -166,7 +182,7 @@ def load_xlsx(path: Path, name: str, limits: IngestLimits) -> ParsedFile:
     import openpyxl
 
     wb = openpyxl.load_workbook(str(path), read_only=True, data_only=True)
-    parsed = ParsedFile(source=name, format="xlsx", records=True)
+    parsed = ParsedFile(source=name, format="xlsx", records=True, text_budget=limits.max_text_chars)
     total = 0
     try:
         sheets = wb.worksheets
@@ -181,6 +197,9 @@ def load_xlsx(path: Path, name: str, limits: IngestLimits) -> ParsedFile:
                     header = [v or f"第{i + 1}列" for i, v in enumerate(values)]
                     continue
                 total += 1
+                if parsed.full:
+                    parsed.note_truncated()
+                    return _finish_xlsx(parsed, name)
                 if total > MAX_XLSX_ROWS:
                     parsed.warnings.append(f"「{name}」超过 {MAX_XLSX_ROWS} 行，其余行未导入")
                     return _finish_xlsx(parsed, name)

@@ -174,7 +174,7 @@ def load_pdf(
         meta_title = normalize_text((pdf.get_metadata_dict().get("Title") or "").strip())
         outline = _outline(pdf)
         pages, line_pages = _text_layers(pdf, n)
-        parsed = ParsedFile(source=name, format="pdf", pages=n, flow=True)
+        parsed = ParsedFile(source=name, format="pdf", pages=n, flow=True, text_budget=limits.max_text_chars)
         _ocr_where_needed(pdf, pages, parsed, name, limits, ocr, ocr_engine, ocr_scale, on_page)
     finally:
         pdf.close()
@@ -184,6 +184,9 @@ def load_pdf(
         mark_size_headings(pages)
     tables = _find_tables(path, [i for i in line_pages if not pages[i].ocr])
     for page in pages:
+        if parsed.full:
+            parsed.note_truncated()
+            break
         parsed.add(page_markdown(page, tables.get(page.index)), page=page.index + 1)
     if parsed.empty:
         raise FileRejected(name, "没有识别出任何文字")

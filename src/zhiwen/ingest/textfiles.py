@@ -4,6 +4,8 @@
   GBK/GB18030 files (common in Chinese offices) load as they are.
 * HTML keeps the main content only (``trafilatura``: navigation, footers and sidebars dropped),
   as markdown with its headings and tables.
+* Memory budget (#29): text past ``ingest.max_text_chars`` is dropped with a warning, and an HTML
+  page larger than ``ingest.max_xml_bytes`` is refused (its tree would take ~20× its size).
 
 Example::
 
@@ -17,7 +19,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from zhiwen.ingest.limits import FileRejected
+from zhiwen.ingest.limits import FileRejected, IngestLimits, mb
 from zhiwen.ingest.model import ParsedFile
 
 _TITLE = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
@@ -53,21 +55,35 @@ def _title(markdown: str, fallback: str) -> str:
     return m.group(1).strip() if m else fallback
 
 
-def load_text_file(path: Path, name: str, *, markdown: bool = False) -> ParsedFile:
+def load_text_file(
+    path: Path, name: str, *, markdown: bool = False, limits: IngestLimits | None = None
+) -> ParsedFile:
     text = decode_bytes(path.read_bytes(), name)
     fmt = "markdown" if markdown else "text"
     stem = Path(name).stem
-    parsed = ParsedFile(source=name, format=fmt, title=_title(text, stem) if markdown else stem)
+    parsed = ParsedFile(
+        source=name,
+        format=fmt,
+        title=_title(text, stem) if markdown else stem,
+        text_budget=limits.max_text_chars if limits else None,
+    )
     parsed.add(text)
+    del text
     if parsed.empty:
         raise FileRejected(name, "没有可索引的文字（文件内容为空白）")
     return parsed
 
 
-def load_html_file(path: Path, name: str) -> ParsedFile:
+def load_html_file(path: Path, name: str, limits: IngestLimits | None = None) -> ParsedFile:
     import trafilatura
 
     data = path.read_bytes()
+    if limits is not None and len(data) > limits.max_xml_bytes:
+        raise FileRejected(
+            name,
+            f"网页过大（{mb(len(data))}，上限 {mb(limits.max_xml_bytes)}，ingest.max_xml_bytes），"
+            "解析会占用过多内存；请拆分后再导入",
+        )
     html = decode_bytes(data, name)
     markdown = trafilatura.extract(
         html,
@@ -82,6 +98,11 @@ def load_html_file(path: Path, name: str) -> ParsedFile:
     page_title = re.sub(r"\s+", " ", decode_bytes(m.group(1), name)).strip() if m else ""
     if not markdown or not markdown.strip():
         raise FileRejected(name, "网页中没有找到正文内容")
-    parsed = ParsedFile(source=name, format="html", title=_title(markdown, page_title or Path(name).stem))
+    parsed = ParsedFile(
+        source=name,
+        format="html",
+        title=_title(markdown, page_title or Path(name).stem),
+        text_budget=limits.max_text_chars if limits else None,
+    )
     parsed.add(markdown)
     return parsed
