@@ -28,6 +28,7 @@ from zhiwen.api.openai.errors import is_openai_path
 from zhiwen.appkit.deps import current_settings_var
 from zhiwen.appkit.envelope import error_body
 from zhiwen.config import Settings
+from zhiwen.errors import ZhiwenError
 from zhiwen.logging import request_id_var
 from zhiwen.metrics import HTTP_LATENCY, HTTP_REQUESTS
 
@@ -66,6 +67,13 @@ def route_template(scope: Scope) -> str:
 
 
 CLIENT_CLOSED = 499  # nginx's "client closed request": the client hung up before the response
+
+
+class ClientClosed(ZhiwenError):
+    """A route noticed the client hang up (its body stopped half way): 499, never logged as an error."""
+
+    http_status = CLIENT_CLOSED
+    user_message = "客户端已断开连接"
 
 
 def _is_disconnect(exc: BaseException) -> bool:

@@ -42,7 +42,7 @@ from fastapi import FastAPI
 from zhiwen.appkit.console import console, run_cli
 from zhiwen.config import Settings, get_settings
 from zhiwen.errors import InvalidParameter
-from zhiwen.home_lock import hold_home
+from zhiwen.home_lock import hold_home, release_home
 
 if TYPE_CHECKING:
     from zhiwen.kb.knowledge_base import DenseMode
@@ -82,6 +82,9 @@ def with_upload_jobs(app: FastAPI, settings: Settings) -> None:
                 yield state
             finally:
                 await anyio.to_thread.run_sync(stop_job_manager, settings)
+                # uvicorn ends a SIGTERM'd process by re-raising the signal, past run_server's
+                # finally: the home is let go here, once its worker has stopped
+                release_home(settings)
 
     app.router.lifespan_context = lifespan
 
@@ -136,16 +139,19 @@ def run_server(settings: Settings, host: str, port: int, *, reload: bool = False
     setup_logging(settings)
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     console.print(f"[bold green]知问已启动[/]：http://{shown}:{port}/   （API 文档 /docs，Ctrl+C 退出）")
-    uvicorn.run(
-        "zhiwen.cli.serve:app_factory",
-        factory=True,
-        host=host,
-        port=port,
-        reload=reload,
-        log_config=None,  # our structured handler (setup_logging) formats uvicorn's lines too
-        access_log=False,  # the request middleware logs one line per request, with its id
-        timeout_graceful_shutdown=5,
-    )
+    try:
+        uvicorn.run(
+            "zhiwen.cli.serve:app_factory",
+            factory=True,
+            host=host,
+            port=port,
+            reload=reload,
+            log_config=None,  # our structured handler (setup_logging) formats uvicorn's lines too
+            access_log=False,  # the request middleware logs one line per request, with its id
+            timeout_graceful_shutdown=5,
+        )
+    finally:
+        release_home(settings)
 
 
 # -- demo --------------------------------------------------------------------------------------

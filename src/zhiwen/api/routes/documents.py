@@ -31,6 +31,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 from starlette.formparsers import MultiPartException, MultiPartParser
+from starlette.requests import ClientDisconnect
 
 from zhiwen.api.jobs import (
     DocumentEntry,
@@ -44,6 +45,7 @@ from zhiwen.api.jobs import (
     safe_filename,
     split_suffix,
 )
+from zhiwen.api.middleware import ClientClosed
 from zhiwen.appkit.deps import KBName, KBRegistry, get_kb_registry, get_settings_dep
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.config import Settings
@@ -159,6 +161,8 @@ async def _receive(request: Request, slot: UploadSlot, limit: int) -> list[str]:
         form = await parser.parse()
     except MultiPartException as exc:
         raise InvalidParameter(str(exc), message=f"上传内容格式有误：{exc.message}") from exc
+    except ClientDisconnect as exc:  # the client hung up mid-body: a 499, not a server error
+        raise ClientClosed("client disconnected during the upload") from exc
     uploads = [v for key in ("files", "file") for v in form.getlist(key) if not isinstance(v, str)]
     taken: set[str] = set()
     names: list[str] = []
