@@ -122,7 +122,7 @@ class AdvisorApp(BaseApp):
     def cli(self) -> typer.Typer:
         from zhiwen.apps.advisor.cli import build_cli
 
-        return build_cli(self)
+        return build_cli(self, self.service)
 
 
 def _printer(enabled: bool) -> Callable[[str], None]:

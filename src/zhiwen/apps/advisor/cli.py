@@ -30,7 +30,8 @@ from zhiwen.apps.advisor.fmt import pct, yuan
 from zhiwen.apps.advisor.tools import build_registry
 
 if TYPE_CHECKING:
-    from zhiwen.apps.advisor.app import AdvisorApp
+    from zhiwen.appkit.app import BaseApp
+    from zhiwen.apps.advisor.service import AdvisorService
 
 EXIT_WORDS = {"exit", "quit", "q", "退出", "再见"}
 _ROLE_STYLE = {
@@ -88,13 +89,15 @@ def _print_setup(report: Any) -> None:
     console.print(f"[green]完成[/]，用时 {report.seconds:.1f} 秒")
 
 
-def _ask_once(app: AdvisorApp, ctx: Any, message: str, session_id: str, mode: str, json_output: bool) -> None:
+def _ask_once(
+    service: AdvisorService, ctx: Any, message: str, session_id: str, mode: str, json_output: bool
+) -> None:
     """One question: the answer as JSON, or the events rendered."""
     if json_output:
-        _, answer = app.service.answer(ctx, message, session_id=session_id, mode=mode)
+        _, answer = service.answer(ctx, message, session_id=session_id, mode=mode)
         print_json(answer.model_dump())
         return
-    _, events = app.service.chat(ctx, message, session_id=session_id, mode=mode)
+    _, events = service.chat(ctx, message, session_id=session_id, mode=mode)
     render_events(events)
 
 
@@ -107,13 +110,13 @@ def _read_question() -> str | None:
     return None if text.lower() in EXIT_WORDS else text
 
 
-def _chat_loop(app: AdvisorApp, ctx: Any, session_id: str, mode: str) -> None:
+def _chat_loop(service: AdvisorService, ctx: Any, session_id: str, mode: str) -> None:
     console.print(
         f"[bold]🏠 购房顾问[/]（{'深度分析' if mode == 'discussion' else '标准模式'}，输入“退出”结束）"
     )
     while (text := _read_question()) is not None:
         if text:
-            _, events = app.service.chat(ctx, text, session_id=session_id, mode=mode)
+            _, events = service.chat(ctx, text, session_id=session_id, mode=mode)
             render_events(events)
 
 
@@ -162,7 +165,7 @@ def _print_tax(result: dict[str, Any]) -> None:
     console.print(f"规则：{escape(result['rule']['source'])}；截至{result['checked_on']}", highlight=False)
 
 
-def build_cli(app: AdvisorApp) -> typer.Typer:
+def build_cli(app: BaseApp, service: AdvisorService) -> typer.Typer:
     cli = typer.Typer(help="购房顾问：多角色购房咨询、贷款与税费计算", no_args_is_help=True)
     calc = typer.Typer(help="房贷与税费计算器", no_args_is_help=True)
     cli.add_typer(calc, name="calc")
@@ -188,9 +191,9 @@ def build_cli(app: AdvisorApp) -> typer.Typer:
         ctx = _context()
         session_id = session or uuid.uuid4().hex
         if message is not None:
-            _ask_once(app, ctx, message, session_id, mode, json_output)
+            _ask_once(service, ctx, message, session_id, mode, json_output)
         else:
-            _chat_loop(app, ctx, session_id, mode)
+            _chat_loop(service, ctx, session_id, mode)
 
     @calc.command("loan")
     @run_cli

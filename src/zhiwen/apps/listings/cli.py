@@ -15,7 +15,7 @@ Example::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -23,11 +23,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from zhiwen.appkit import AskRequest, conversation
+from zhiwen.appkit.app import BaseApp
 from zhiwen.appkit.console import console, print_json, require_question, run_cli, snippet
 from zhiwen.appkit.context import build_context
-
-if TYPE_CHECKING:
-    from .app import ListingsApp
 
 
 def _fmt(x: Any, suffix: str = "") -> str:
@@ -122,7 +120,7 @@ def render(result: dict[str, Any], console: Console | None = None) -> None:
         console.print("[dim]（来自缓存）[/]")
 
 
-def commands(app: ListingsApp) -> typer.Typer:
+def commands(app: BaseApp) -> typer.Typer:
     group = typer.Typer(help=f"{app.title}：{app.description}", no_args_is_help=True)
 
     @group.command("setup")

@@ -12,18 +12,16 @@ Example::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from zhiwen.appkit.app import BaseApp
 from zhiwen.appkit.console import console, print_json, require_question, run_cli, snippet
 from zhiwen.appkit.context import build_context
-
-if TYPE_CHECKING:
-    from .app import PolicyApp
 
 STRATEGY_ZH = {"dual": "双问题检索", "single": "单问题检索"}
 
@@ -60,7 +58,7 @@ def render(data: dict[str, Any], out: Console | None = None) -> None:
     out.print(escape(str(data.get("answer") or "")), highlight=False)
 
 
-def commands(app: PolicyApp) -> typer.Typer:
+def commands(app: BaseApp) -> typer.Typer:
     group = typer.Typer(help=f"{app.title}：{app.description}", no_args_is_help=True)
 
     @group.command("setup")

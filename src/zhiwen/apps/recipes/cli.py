@@ -11,19 +11,16 @@ Example::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
 from zhiwen.appkit import AskRequest
+from zhiwen.appkit.app import BaseApp
 from zhiwen.appkit.console import console, print_app_answer, run_cli
 from zhiwen.appkit.context import build_context
 
-if TYPE_CHECKING:
-    from .app import RecipesApp
 
-
-def commands(app: RecipesApp) -> typer.Typer:
+def commands(app: BaseApp) -> typer.Typer:
     group = typer.Typer(help=f"{app.title}：{app.description}", no_args_is_help=True)
 
     @group.command("setup")
