@@ -8,12 +8,17 @@
 | DELETE | ``/api/v1/kbs/{kb}/documents/{doc_id}`` | remove one document (its chunks and parent) |
 
 Uploads return at once; one background worker indexes them (``?ocr=auto|always|never``); a
-file goes queued → parsing → indexing → indexed / skipped (unchanged) / failed.
+file goes queued → parsing → indexing → indexed / skipped (unchanged) / failed. Jobs are durable
+(:mod:`zhiwen.api.jobs`): ``GET /api/v1/jobs/{id}`` answers across restarts, and an unfinished
+job is resumed or failed with a reason at the next start. The queue is capped: past
+``ingest.max_queued_jobs`` unfinished jobs an upload is 429 (3010, ``Retry-After``), past
+``ingest.max_spool_bytes`` spooled bytes (or a full disk) 507 (3011); an upload into a KB being
+deleted is 409. A client that hangs up mid-upload is 499 and leaves nothing spooled.
 
 The body is streamed through a byte counter: a request declaring more than
 ``ingest.max_upload_bytes`` is refused with 413 before a byte is read, one that turns out larger
 is cut off with 413 as soon as it passes the limit. File names are sanitized before they touch
-the disk (:func:`zhiwen.api.jobs.safe_filename`).
+the disk and cut to 255 bytes of UTF-8, extension kept (:func:`zhiwen.api.jobs.safe_filename`).
 
 Example::
 
