@@ -8,6 +8,12 @@ extension, uses the query encoding: e5 prefixes the two differently). ``encoding
 Token arrays are refused: zhiwen's models do not read OpenAI token ids (LangChain's
 ``OpenAIEmbeddings`` needs ``check_embedding_ctx_length=False``).
 
+Bounded work (#29): one input may have ``embedding.max_input_chars`` characters (8,192), one
+request ``embedding.max_batch_inputs`` texts (2,048) and ``embedding.max_batch_chars`` characters
+in all; past any of them the answer is a 400 naming the limit (and the input's index) before any
+model runs. Passages are embedded in slices; between two slices the request's deadline is checked,
+and a client that hangs up cancels it — the batch stops after the slice in flight (503).
+
 Example::
 
     >>> client.embeddings.create(model="demo", input=["怎么创建知识库", "检索模式"]).data[1].index
@@ -16,24 +22,30 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 import base64
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
 import numpy as np
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 
 from zhiwen.api.openai.answer import estimate_tokens
 from zhiwen.api.openai.errors import OPENAI_ERROR_RESPONSES, ModelNotFound, OpenAIError, guarded
 from zhiwen.api.openai.schemas import Embedding, EmbeddingList, EmbeddingRequest, EmbeddingUsage
 from zhiwen.appkit.deps import KBRegistry, get_kb_registry
+from zhiwen.config import EmbeddingSettings
 from zhiwen.embed import PROVIDERS, embed_passages_batched, get_embedder
 from zhiwen.embed.base import Embedder
+from zhiwen.embed.lanes import check_deadline
 from zhiwen.kb.config import load_config
 from zhiwen.kb.lazy_embedder import LazyEmbedder
+from zhiwen.resilience import request_timeout_s
+from zhiwen.retry import Deadline, current_deadline, deadline_scope
 
 router = APIRouter()
-MAX_INPUTS = 2048
+_DISCONNECT_POLL_S = 0.25  # how often a running batch looks whether its client is still there
 
 
 def resolve_embedder(model: str, kbs: KBRegistry) -> tuple[Embedder, int | None]:
@@ -59,7 +71,11 @@ def resolve_embedder(model: str, kbs: KBRegistry) -> tuple[Embedder, int | None]
     raise ModelNotFound(model)
 
 
-def input_texts(value: str | list[str] | list[int] | list[list[int]]) -> list[str]:
+def input_texts(
+    value: str | list[str] | list[int] | list[list[int]], limits: EmbeddingSettings | None = None
+) -> list[str]:
+    """The request's texts, checked against the caps of ``limits`` (default: the defaults)."""
+    cfg = limits if limits is not None else EmbeddingSettings()
     texts: Sequence[Any] = [value] if isinstance(value, str) else value
     if not texts:
         raise OpenAIError("empty input", message="input 不能为空", param="input")
@@ -67,18 +83,49 @@ def input_texts(value: str | list[str] | list[int] | list[list[int]]) -> list[st
         raise OpenAIError(
             "token arrays are not supported", message="仅支持文本输入，不支持 token 数组", param="input"
         )
-    if len(texts) > MAX_INPUTS:
+    if len(texts) > cfg.max_batch_inputs:
         raise OpenAIError(
-            f"{len(texts)} inputs", message=f"input 最多 {MAX_INPUTS} 条，收到 {len(texts)} 条", param="input"
+            f"{len(texts)} inputs",
+            message=f"input 最多 {cfg.max_batch_inputs} 条（embedding.max_batch_inputs），"
+            f"收到 {len(texts)} 条",
+            param="input",
+            error_code="too_many_inputs",
         )
     if any(not t.strip() for t in texts):
         raise OpenAIError("empty string in input", message="input 中不能有空字符串", param="input")
+    check_lengths(texts, cfg)
     return [str(t) for t in texts]
+
+
+def check_lengths(texts: Sequence[str], cfg: EmbeddingSettings) -> None:
+    """400 for the first input over ``max_input_chars``, or a request over ``max_batch_chars``."""
+    for index, text in enumerate(texts):
+        if len(text) > cfg.max_input_chars:
+            raise OpenAIError(
+                f"input[{index}] has {len(text)} characters > {cfg.max_input_chars}",
+                message=f"input 第 {index} 条过长：{len(text)} 字符，每条上限 {cfg.max_input_chars} 字符"
+                "（embedding.max_input_chars），请先切分",
+                param="input",
+                error_code="input_too_long",
+            )
+    total = sum(len(t) for t in texts)
+    if total > cfg.max_batch_chars:
+        raise OpenAIError(
+            f"{total} characters in all > {cfg.max_batch_chars}",
+            message=f"input 总长过大：{total} 字符，每次请求上限 {cfg.max_batch_chars} 字符"
+            "（embedding.max_batch_chars），请分批请求",
+            param="input",
+            error_code="batch_too_large",
+        )
 
 
 def embed(embedder: Embedder, texts: list[str], *, query: bool, batch_size: int) -> np.ndarray:
     if query:
-        return np.stack([np.asarray(embedder.embed_query(t), dtype=np.float32) for t in texts])
+        rows = []
+        for done, text in enumerate(texts):
+            check_deadline(done, len(texts))  # passages check between slices, queries between texts
+            rows.append(np.asarray(embedder.embed_query(text), dtype=np.float32))
+        return np.stack(rows)
     return np.asarray(embed_passages_batched(embedder, texts, batch_size=batch_size), dtype=np.float32)
 
 
@@ -94,16 +141,22 @@ def encode(vector: np.ndarray, encoding: str) -> list[float] | str:
     response_model=EmbeddingList,
     responses=OPENAI_ERROR_RESPONSES,
 )
-async def embeddings(body: EmbeddingRequest, kbs: KBRegistry = Depends(get_kb_registry)) -> Any:
-    texts = input_texts(body.input)
+async def embeddings(
+    body: EmbeddingRequest, request: Request, kbs: KBRegistry = Depends(get_kb_registry)
+) -> Any:
+    texts = input_texts(body.input, kbs.settings.embedding)
     embedder, dim = await guarded(resolve_embedder, body.model, kbs)
-    vectors = await guarded(
-        embed,
-        embedder,
-        texts,
-        query=body.input_type == "query",
-        batch_size=kbs.settings.embedding.batch_size,
-    )
+    with _request_deadline(kbs) as deadline:
+        work = asyncio.ensure_future(
+            guarded(
+                embed,
+                embedder,
+                texts,
+                query=body.input_type == "query",
+                batch_size=kbs.settings.embedding.batch_size,
+            )
+        )
+        vectors = await _unless_client_leaves(work, request, deadline)
     actual = int(vectors.shape[1])
     if dim is not None and actual != dim:
         raise OpenAIError(
@@ -124,3 +177,27 @@ async def embeddings(body: EmbeddingRequest, kbs: KBRegistry = Depends(get_kb_re
         model=body.model,
         usage=EmbeddingUsage(prompt_tokens=tokens, total_tokens=tokens),
     )
+
+
+@contextlib.contextmanager
+def _request_deadline(kbs: KBRegistry) -> Iterator[Deadline]:
+    """The request's deadline (admission opens one); a fresh one where none is open."""
+    deadline = current_deadline()
+    if deadline is not None:
+        yield deadline
+        return
+    with deadline_scope(request_timeout_s(kbs.settings)) as fresh:
+        yield fresh
+
+
+async def _unless_client_leaves(
+    work: asyncio.Future[np.ndarray], request: Request, deadline: Deadline
+) -> Any:
+    """``work``'s result; a client that hangs up cancels the deadline, so the batch stops at its
+    next slice instead of running on for nobody."""
+    while True:
+        done, _ = await asyncio.wait({work}, timeout=_DISCONNECT_POLL_S)
+        if done:
+            return work.result()
+        if not deadline.expired and await request.is_disconnected():
+            deadline.cancel()
