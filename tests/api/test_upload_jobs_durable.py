@@ -9,6 +9,7 @@ restarts, a full queue and a DELETE of the KB.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -192,3 +193,16 @@ def test_delete_of_a_kb_during_its_import_is_409_and_leaves_no_debris(server: Li
     time.sleep(1.0)  # nothing comes back behind the delete
     assert not (home / "kbs" / "tmpkb").exists()
     assert server.get("/api/v1/kbs/tmpkb").status_code == 404
+
+
+def test_a_kb_deleted_behind_the_servers_back_is_not_made_again(server: LiveServer, home: Path) -> None:
+    with kb_held(home, "kba"):
+        first = accepted(server, "kba", [("a.txt", TEXT)])
+        server.wait_job(first["id"], running)
+        queued = accepted(server, "kbb", [("b.txt", TEXT)])
+        shutil.rmtree(home / "kbs" / "kbb")  # as `zhiwen kb delete kbb` would, outside the server
+    assert server.wait_job(first["id"])["status"] == "done"
+    job = server.wait_job(queued["id"])
+    assert job["status"] == "failed" and "已被删除" in job["error"], job
+    assert not (home / "kbs" / "kbb").exists()
+    wait_until_no_spool(home)

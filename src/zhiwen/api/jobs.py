@@ -359,7 +359,11 @@ class JobManager:
                 self._wake.wait(5.0)
                 self._wake.clear()
                 continue
-            self._run(row)
+            try:
+                self._run(row)
+            except Exception:  # the queue's database failed under the job: keep the worker alive
+                log.exception("upload job %s could not be run", row.job.id)
+                self._stop.wait(1.0)
 
     def _run(self, row: JobRow) -> None:
         job = row.job
@@ -382,7 +386,12 @@ class JobManager:
         from zhiwen.ingest.files import ocr_provider
         from zhiwen.kb import open_kb
 
+        # submit made the KB's folder (its ledger): a folder gone since was deleted behind the
+        # server's back (``zhiwen kb delete``); the job must not make it again
+        folder = self.settings.kb_root / job.kb
         try:
+            if not folder.is_dir():
+                raise _KBGone(job.kb)
             kb = open_kb(job.kb, settings=self.settings, create=True)
             with ocr_provider(self.settings) as engine:
                 for entry in job.files:
@@ -390,8 +399,13 @@ class JobManager:
                         continue
                     if self._stop.is_set():
                         return False
+                    if not folder.is_dir():
+                        raise _KBGone(job.kb)
                     self._one(kb, job, row.spool / entry.name, entry, row.ocr, engine)
                     self.store.save(job)
+        except _KBGone as gone:
+            job.error = gone.message
+            self._fail_pending(job, gone.message)
         except Exception as exc:  # the KB itself failed (store down, bad config): every file fails
             log.exception("upload job %s failed", job.id)
             message = exc.message if isinstance(exc, ZhiwenError) else f"{type(exc).__name__}: {exc}"
@@ -485,6 +499,11 @@ class JobManager:
             {**entry_data, "error": entry.error, "job_id": job.id, "updated_at": time.time()},
             create=False,
         )
+
+
+class _KBGone(ZhiwenError):
+    def __init__(self, kb: str) -> None:
+        super().__init__(f"knowledge base {kb!r} was deleted", message=f"知识库「{kb}」已被删除，导入已取消")
 
 
 def _requeued(job: Job) -> Job:

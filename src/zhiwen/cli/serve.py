@@ -128,30 +128,34 @@ def _check_port(host: str, port: int) -> None:
 
 
 def run_server(settings: Settings, host: str, port: int, *, reload: bool = False) -> None:
+    if not 1 <= port <= 65535:
+        raise InvalidParameter(f"bad port {port}", message=f"端口号无效：{port}")
+    hold_home(settings, host, port)  # a second server on this home stops here, naming the first
+    try:
+        _check_port(host, port)
+        _serve(settings, host, port, reload)
+    finally:
+        release_home(settings)
+
+
+def _serve(settings: Settings, host: str, port: int, reload: bool) -> None:
     import uvicorn
 
     from zhiwen.logging import setup_logging
 
-    if not 1 <= port <= 65535:
-        raise InvalidParameter(f"bad port {port}", message=f"端口号无效：{port}")
-    hold_home(settings, host, port)  # a second server on this home stops here, naming the first
-    _check_port(host, port)
     setup_logging(settings)
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     console.print(f"[bold green]知问已启动[/]：http://{shown}:{port}/   （API 文档 /docs，Ctrl+C 退出）")
-    try:
-        uvicorn.run(
-            "zhiwen.cli.serve:app_factory",
-            factory=True,
-            host=host,
-            port=port,
-            reload=reload,
-            log_config=None,  # our structured handler (setup_logging) formats uvicorn's lines too
-            access_log=False,  # the request middleware logs one line per request, with its id
-            timeout_graceful_shutdown=5,
-        )
-    finally:
-        release_home(settings)
+    uvicorn.run(
+        "zhiwen.cli.serve:app_factory",
+        factory=True,
+        host=host,
+        port=port,
+        reload=reload,
+        log_config=None,  # our structured handler (setup_logging) formats uvicorn's lines too
+        access_log=False,  # the request middleware logs one line per request, with its id
+        timeout_graceful_shutdown=5,
+    )
 
 
 # -- demo --------------------------------------------------------------------------------------
