@@ -30,6 +30,7 @@ import numpy as np
 
 from zhiwen.embed.batch import BatchWorker
 from zhiwen.errors import InvalidParameter, KnowledgeBaseBusy
+from zhiwen.ingest.memory import release_memory
 from zhiwen.kb.interrupt import deferred
 from zhiwen.kb.progress import IndexProgress
 
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 
 _PAGE = 2_000  # chunks read from the store at a time
 _ROUNDS = 3  # re-asks for missing ids (chunks added by a concurrent run)
+_LARGE_FILL = 2_000  # passages embedded, past which the fill hands memory back at the end
 
 
 @dataclass(slots=True)
@@ -87,6 +89,8 @@ def fill_vectors(
     finally:
         fill_lock.release()
     report.missing = len(kb.store.missing_vector_ids())
+    if report.embedded >= _LARGE_FILL:
+        release_memory()  # the texts, batches and engine buffers of a large fill go back (#29)
     return report
 
 
