@@ -1,7 +1,7 @@
 """The durable upload queue: one row per upload job in ``$ZHIWEN_HOME/jobs.sqlite3`` (WAL).
 
 A job's row holds its state (``queued → running → done | partial | failed``), its per-file
-progress (the :class:`~zhiwen.api.jobs.Job` as JSON), its spool folder
+progress (the :class:`Job` as JSON), its spool folder
 (``$ZHIWEN_HOME/uploads/<job id>/``, the uploaded files), the bytes spooled there and how many
 times a run of it was cut short by the process dying. The row is written when the upload is
 accepted and after every file, so ``GET /api/v1/jobs/{id}`` and a restarted server see the same
@@ -25,12 +25,11 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
 
 from zhiwen.errors import ZhiwenError
-
-if TYPE_CHECKING:
-    from zhiwen.api.jobs import Job
 
 UNFINISHED = ("queued", "running")
 KEEP_FINISHED = 500  # finished jobs kept for GET /api/v1/jobs/{id}; older ones are forgotten
@@ -69,6 +68,39 @@ class UploadSpoolFull(ZhiwenError):
     code = 3011
     http_status = 507
     user_message = "暂存上传文件的空间不足，请等待已有的导入任务完成后再上传"
+
+
+
+FileStatus = Literal["queued", "parsing", "indexing", "indexed", "skipped", "failed"]
+JobStatus = Literal["queued", "running", "done", "partial", "failed"]
+
+
+class JobFile(BaseModel):
+    name: str = Field(description="文件名（已规范化）")
+    status: FileStatus = "queued"
+    type: str | None = Field(None, description="识别出的类型：pdf、docx、pptx、xlsx、html、text、image…")
+    doc_id: str | None = None
+    pages: int | None = None
+    ocr_pages: int = 0
+    pages_done: int = Field(0, description="已 OCR 的页数")
+    chunks: int | None = None
+    error: str | None = Field(None, description="失败原因（中文，含文件名）")
+    seconds: float = 0.0
+
+
+class Job(BaseModel):
+    id: str
+    kb: str
+    status: JobStatus = "queued"
+    created_at: float
+    started_at: float | None = None
+    finished_at: float | None = None
+    files: list[JobFile]
+    indexed: int = 0
+    skipped: int = 0
+    failed: int = 0
+    error: str | None = Field(None, description="整个任务失败或中断的原因（中文）")
+    resumed: int = Field(0, description="服务重启后续做此任务的次数")
 
 
 @dataclass
@@ -118,14 +150,12 @@ class JobStore:
         return int(rows[0][0]) if rows else 0
 
     def get(self, job_id: str) -> Job | None:
-        from zhiwen.api.jobs import Job
 
         rows = self._query("SELECT body FROM jobs WHERE id=?", (job_id,))
         return Job.model_validate_json(rows[0][0]) if rows else None
 
     def unfinished(self, kb: str | None = None) -> list[JobRow]:
         """Queued and running jobs, oldest first (``kb``: of that KB only)."""
-        from zhiwen.api.jobs import Job
 
         sql = "SELECT body, ocr, spool, bytes, crashes FROM jobs WHERE status IN (?, ?)"
         args: tuple[Any, ...] = UNFINISHED

@@ -44,17 +44,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from zhiwen.api.job_queue import JobRow, JobStore, SpoolBudget
+from zhiwen.api.job_queue import FileStatus, Job, JobFile, JobRow, JobStore, SpoolBudget
 from zhiwen.config import Settings
 from zhiwen.errors import KnowledgeBaseBusy, ZhiwenError
 from zhiwen.fsutil import atomic_write_text
 
 log = logging.getLogger(__name__)
 
-FileStatus = Literal["queued", "parsing", "indexing", "indexed", "skipped", "failed"]
-JobStatus = Literal["queued", "running", "done", "partial", "failed"]
 MAX_NAME_BYTES = 255  # the file-name limit of ext4, XFS, btrfs, APFS (bytes, not characters)
 MAX_CRASHES = 2  # a job under which the process died this often is failed, not resumed again
 STOP_WAIT_S = 5.0  # a stopping server waits this long for the file in hand
@@ -88,34 +86,6 @@ def safe_filename(name: str | None, fallback: str = "file") -> str:
     if not raw or set(raw) <= {"_", "."}:
         raw = fallback
     return fit_name(*split_suffix(raw))
-
-
-class JobFile(BaseModel):
-    name: str = Field(description="文件名（已规范化）")
-    status: FileStatus = "queued"
-    type: str | None = Field(None, description="识别出的类型：pdf、docx、pptx、xlsx、html、text、image…")
-    doc_id: str | None = None
-    pages: int | None = None
-    ocr_pages: int = 0
-    pages_done: int = Field(0, description="已 OCR 的页数")
-    chunks: int | None = None
-    error: str | None = Field(None, description="失败原因（中文，含文件名）")
-    seconds: float = 0.0
-
-
-class Job(BaseModel):
-    id: str
-    kb: str
-    status: JobStatus = "queued"
-    created_at: float
-    started_at: float | None = None
-    finished_at: float | None = None
-    files: list[JobFile]
-    indexed: int = 0
-    skipped: int = 0
-    failed: int = 0
-    error: str | None = Field(None, description="整个任务失败或中断的原因（中文）")
-    resumed: int = Field(0, description="服务重启后续做此任务的次数")
 
 
 class DocumentEntry(BaseModel):
