@@ -262,6 +262,10 @@ class IngestSettings(BaseModel):
 
     max_file_bytes: int = Field(100 * 1024 * 1024, ge=1)  # one file on disk or in an upload
     max_upload_bytes: int = Field(200 * 1024 * 1024, ge=1024)  # one upload request, all files
+    # the durable upload queue (home/jobs.sqlite3 + home/uploads/): unfinished jobs past this → 429,
+    # spooled bytes of unfinished jobs past this → 507
+    max_queued_jobs: int = Field(100, ge=1)
+    max_spool_bytes: int = Field(2 * 1024 * 1024 * 1024, ge=1024)
     max_pages: int = Field(2000, ge=1)  # PDF pages / PPTX slides per file
     max_image_pixels: int = Field(60_000_000, ge=1)  # an image or a page rendered for OCR
     max_unzip_ratio: float = Field(100.0, gt=1)  # DOCX/XLSX/PPTX: uncompressed / compressed
@@ -277,10 +281,6 @@ class IngestSettings(BaseModel):
     ocr_threads: int = Field(2, ge=1, le=64)  # pages OCR'd at once (one ONNX thread each)
     ocr_scale: float = Field(2.0, gt=0.5, le=6.0)  # render scale for OCR: 2.0 = 144 dpi
 
-    # the durable upload queue (home/jobs.sqlite3 + home/uploads/): unfinished jobs past this → 429,
-    # spooled bytes of unfinished jobs past this → 507
-    max_queued_jobs: int = Field(100, ge=1)
-    max_spool_bytes: int = Field(2 * 1024 * 1024 * 1024, ge=1024)
 
 class Settings(BaseSettings):
     model_config = _ENVIRONMENT
