@@ -21,6 +21,11 @@ them into ``{code, message, data}`` with the HTTP status below; the CLI prints `
 | 3006 | unauthorised | 401 |
 | 3007 | bad input data (ingest) | 422 |
 | 3008 | knowledge base busy: another writer holds its lock | 409 |
+| 3012 | forbidden: the key may not read / change this KB, or only the admin token may | 403 |
+| 3013 | cross-site request refused (foreign ``Origin`` / ``Referer``) | 403 |
+| 3014 | unknown ``Host`` (DNS-rebinding protection) | 421 |
+
+(3010 / 3011, the upload queue's 429 / 507, live with the queue in :mod:`zhiwen.api.job_queue`.)
 """
 
 from __future__ import annotations
@@ -130,6 +135,31 @@ class Unauthorized(ZhiwenError):
     code = 3006
     http_status = 401
     user_message = "未授权：缺少或错误的访问令牌"
+
+
+class Forbidden(ZhiwenError):
+    """A valid credential that may not do this: another KB, a write with a read-only key, or a
+    settings change without the admin token."""
+
+    code = 3012
+    http_status = 403
+    user_message = "无权执行此操作"
+
+
+class CrossSiteRequest(ZhiwenError):
+    """A state-changing request sent by a page of another site (``Origin`` / ``Referer``)."""
+
+    code = 3013
+    http_status = 403
+    user_message = "拒绝跨站请求：请求来源不是本服务，也不在允许的来源（api.cors_origins）中"
+
+
+class MisdirectedHost(ZhiwenError):
+    """A ``Host`` this server does not answer to: a DNS-rebinding page, or a missing setting."""
+
+    code = 3014
+    http_status = 421
+    user_message = "拒绝请求：未知的主机名（Host），请在 api.allowed_hosts 中配置"
 
 
 class IngestError(ZhiwenError):

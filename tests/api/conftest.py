@@ -119,10 +119,12 @@ def reranker() -> FixedReranker:
 def make_client(
     settings: Settings, fake_kb: FakeKB, reranker: FixedReranker
 ) -> Iterator[Callable[..., TestClient]]:
-    """``make_client(settings=None, fake=True)`` → a TestClient; fake=True injects FakeKB + reranker."""
+    """``make_client(settings=None, fake=True, auth=True)`` → a TestClient; fake=True injects
+    FakeKB + reranker. The settings configure an admin token, so every route but ``/healthz``
+    needs a bearer (#29): the client sends it on every request unless ``auth=False``."""
     clients: list[TestClient] = []
 
-    def make(app_settings: Settings | None = None, *, fake: bool = True) -> TestClient:
+    def make(app_settings: Settings | None = None, *, fake: bool = True, auth: bool = True) -> TestClient:
         s = app_settings or settings
         app: FastAPI = create_app(s, app_routers=False)
         if fake:
@@ -130,7 +132,9 @@ def make_client(
             dynamic = app.state.dynamic_settings
             searcher = RetrievalPipeline(dynamic.get, reranker_factory=lambda cfg: reranker)
             app.dependency_overrides[get_pipeline] = lambda: searcher
-        client = TestClient(app, raise_server_exceptions=False)
+        token = s.api.admin_token if auth else None
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        client = TestClient(app, raise_server_exceptions=False, headers=headers)
         clients.append(client)
         return client
 

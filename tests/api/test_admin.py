@@ -29,7 +29,8 @@ def _search(client: TestClient, **payload: Any) -> dict[str, Any]:
         {"Authorization": "Basic s3cret-token"},
     ],
 )
-def test_refused_without_valid_token(client: TestClient, headers: dict[str, str]) -> None:
+def test_refused_without_valid_token(make_client: Any, headers: dict[str, str]) -> None:
+    client = make_client(auth=False)
     for resp in (
         client.get(URL, headers=headers),
         client.put(URL, json={"retrieval": {"rrf_k": 5}}, headers=headers),

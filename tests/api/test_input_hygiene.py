@@ -93,9 +93,7 @@ def test_nul_in_path_or_query(client: TestClient, url: str) -> None:
 
 def test_emoji_is_ordinary_text(client: TestClient) -> None:
     raw = b'{"kb": "nope", "query": "\\ud83d\\ude00 \xe5\xae\x89\xe8\xa3\x85"}'
-    response = client.post(
-        "/knowledge-base/search", content=raw, headers={"content-type": "application/json"}
-    )
+    response = client.post("/knowledge-base/search", content=raw, headers=JSON)
     assert response.status_code == 404  # past the hygiene check: the KB does not exist
 
 

@@ -22,6 +22,7 @@ from zhiwen.cli.serve import ensure_demo_kb
 from zhiwen.config import Settings
 
 TOKEN = "live-token"
+AUTH = {"authorization": f"Bearer {TOKEN}"}
 
 
 def _free_port() -> int:
@@ -85,7 +86,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def post(server: Server, body: Any = None, *, content: bytes | None = None, **kw: Any) -> httpx.Response:
-    headers = {"content-type": "application/json", **kw.pop("headers", {})}
+    # an admin token is configured: every route but /healthz and the UI needs a bearer (#29)
+    headers = {"content-type": "application/json", **AUTH, **kw.pop("headers", {})}
     if content is None:
         return httpx.post(server.url + "/knowledge-base/search", json=body, headers=headers, timeout=30, **kw)
     return httpx.post(
@@ -135,7 +137,9 @@ def test_chunked_100kb_upload_refused(server: Server) -> None:
     resp = post(server, content=b"".join(gen()))  # with Content-Length
     assert resp.status_code == 413
     resp = httpx.post(
-        server.url + "/knowledge-base/search", content=gen(), headers={"content-type": "application/json"}
+        server.url + "/knowledge-base/search",
+        content=gen(),
+        headers={"content-type": "application/json", "authorization": f"Bearer {TOKEN}"},
     )  # chunked
     assert resp.status_code == 413 and envelope(resp)["code"] == 3005
 
@@ -170,6 +174,6 @@ def test_admin_change_visible_and_survives_restart(server: Server) -> None:
 
 
 def test_no_500_anywhere(server: Server) -> None:
-    metrics = httpx.get(server.url + "/metrics").text
+    metrics = httpx.get(server.url + "/metrics", headers={"Authorization": f"Bearer {TOKEN}"}).text
     assert 'status="5' not in metrics
     assert "zhiwen_http_requests_total" in metrics

@@ -141,7 +141,9 @@ def test_bearer_keys(demo_settings: Settings) -> None:
         r = http.post("/v1/chat/completions", json={}, headers={"Authorization": "Bearer nope"})
         assert r.status_code == 401
         assert http.get("/v1/models", headers={"Authorization": "Bearer sk-b"}).status_code == 200
-        assert http.get("/api/v1/kbs").status_code == 200  # the envelope API is not behind the keys
+        # the envelope API is behind the same keys (#29)
+        assert http.get("/api/v1/kbs").status_code == 401
+        assert http.get("/api/v1/kbs", headers={"Authorization": "Bearer sk-a"}).status_code == 200
     with Server(create_app(keyed)) as base:
         wrong = openai.OpenAI(base_url=f"{base}/v1", api_key="sk-wrong", max_retries=0)
         with wrong, pytest.raises(openai.AuthenticationError):

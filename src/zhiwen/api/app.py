@@ -20,7 +20,14 @@ Apps add theirs: every app in the registry (:mod:`zhiwen.appkit.registry`) with 
 has it mounted. A broken app stops the service at start with its name (never a silently missing
 route). Reusable pieces for app routers live in :mod:`zhiwen.appkit`.
 
-Middleware, outermost first: request context (id, metrics, access log, last-resort 500) → CORS →
+Who may call what: ``/healthz``, the web UI's page and files and the OpenAPI docs are public;
+every other router carries the one access dependency (:func:`zhiwen.appkit.deps.get_access`:
+once a key or the admin token is configured, no valid bearer → 401), routes naming a KB check it
+(403), each app's router also needs every KB the app declares, and ``/admin/settings`` needs the
+admin token.
+
+Middleware, outermost first: request context (id, metrics, access log, last-resort 500) → site
+guard (foreign ``Host`` → 421, cross-site write → 403; :mod:`zhiwen.api.security`) → CORS →
 body limit (413) → input hygiene (unencodable text → 3002, :mod:`zhiwen.api.hygiene`) →
 admission (one deadline per request, bounded queues → 503 + ``Retry-After``, what degraded;
 :mod:`zhiwen.api.admission`) → the routes.
@@ -42,7 +49,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio.to_thread
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi_offline import FastAPIOffline
 
@@ -53,7 +60,8 @@ from zhiwen.api.handlers import install_exception_handlers
 from zhiwen.api.hygiene import InputHygieneMiddleware
 from zhiwen.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from zhiwen.api.routes import admin, documents, health, kbs, qa, search, ui
-from zhiwen.appkit.deps import KBRegistry
+from zhiwen.api.security import SECURITY_RESPONSES, SiteGuardMiddleware
+from zhiwen.appkit.deps import KBRegistry, get_access, require_app_kbs
 from zhiwen.appkit.envelope import ERROR_RESPONSES
 from zhiwen.appkit.registry import AppRegistry, load_apps
 from zhiwen.config import Settings, get_settings
@@ -143,19 +151,29 @@ def create_app(
             allow_methods=["GET", "POST", "PUT", "DELETE"],
             allow_headers=["*"],
         )
+    # outside CORS: a foreign Host or a cross-site write is refused before anything else runs
+    app.add_middleware(SiteGuardMiddleware, settings=settings)
     app.add_middleware(RequestContextMiddleware, settings=settings)
-
-    for module in (health, kbs, documents, search, qa, admin):
-        app.include_router(module.router, responses=ERROR_RESPONSES)
-    # OpenAI-shaped errors, documented by the router itself (not the envelope)
-    app.include_router(openai_front.router)
-    mounted: list[str] = []
-    if app_routers:
-        for name, plugged in registry.items():
-            router = plugged.router()
-            if router is not None:
-                app.include_router(router, responses=ERROR_RESPONSES)
-                mounted.append(name)
-    app.state.app_routers = mounted
-    ui.mount(app, STATIC_DIR)
+    _include_routers(app, registry if app_routers else None)
     return app
+
+
+def _include_routers(app: FastAPI, registry: AppRegistry | None) -> None:
+    """Every router behind the access dependency but ``/healthz`` and the web UI's files."""
+    keyed = [Depends(get_access)]
+    responses = {**ERROR_RESPONSES, **SECURITY_RESPONSES}
+    app.include_router(health.router, responses=ERROR_RESPONSES)  # public: probes carry no key
+    engine = (health.metrics_router, kbs.router, documents.router, search.router, qa.router, admin.router)
+    for router in engine:
+        app.include_router(router, responses=responses, dependencies=keyed)
+    # OpenAI-shaped errors, documented by the router itself (not the envelope)
+    app.include_router(openai_front.router, dependencies=keyed)
+    mounted: list[str] = []
+    for name, plugged in registry.items() if registry is not None else ():
+        own = plugged.router()
+        if own is not None:  # an app answers over its KBs: a key must be allowed them all
+            app_keyed = [*keyed, Depends(require_app_kbs(plugged))]
+            app.include_router(own, responses=responses, dependencies=app_keyed)
+            mounted.append(name)
+    app.state.app_routers = mounted
+    ui.mount(app, STATIC_DIR, dependencies=keyed)

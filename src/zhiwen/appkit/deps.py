@@ -6,6 +6,11 @@
   KB in the thread pool and raises :class:`~zhiwen.errors.KnowledgeBaseNotFound` (404 / 3004
   ``知识库不存在``) for an unknown name. Tests override this dependency to inject a fake KB.
 * :func:`get_kb` — dependency for routes with a ``{kb}`` path (or ``?kb=`` query) parameter.
+* :func:`get_access` — who calls and what they may do (:class:`Access`): the one authentication
+  dependency, applied to every router but ``/healthz`` and the web UI. Once a key or the admin
+  token is configured, a request without a valid bearer gets 401 / 3006; a route that names a KB
+  asks ``access.require_kb(kb, write=…)`` (403 / 3012 ``无权访问知识库「x」``), or declares
+  :func:`require_kb_read` / :func:`require_kb_write` for a ``{kb}`` path parameter.
 * :data:`Question` — a ``str`` type for request models: stripped, non-empty, at most
   ``settings.api.max_question_chars`` characters (over → 422 / 3003 ``问题过长``).
 * :data:`KBName` — a KB name type (same pattern as :class:`zhiwen.kb.KBConfig`).
@@ -29,24 +34,30 @@ Example (an app router)::
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Annotated
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.config import Settings, get_settings
-from zhiwen.errors import KnowledgeBaseNotFound
+from zhiwen.config import KeySpec, Settings, get_settings
+from zhiwen.errors import Forbidden, KnowledgeBaseNotFound, Unauthorized
 
 if TYPE_CHECKING:
-    from zhiwen.appkit.app import AppContext
+    from zhiwen.appkit.app import AppContext, BaseApp
     from zhiwen.appkit.registry import AppRegistry
     from zhiwen.config.runtime import DynamicSettingsService
     from zhiwen.kb import KnowledgeBase
     from zhiwen.retrieve.pipeline import RetrievalPipeline
+
+T = TypeVar("T")
 
 #: set by the request middleware to the serving app's settings (validators have no Request)
 current_settings_var: ContextVar[Settings | None] = ContextVar("zhiwen_current_settings", default=None)
@@ -165,11 +176,164 @@ def get_pipeline(request: Request) -> RetrievalPipeline:
     return pipeline
 
 
-def get_app_context(request: Request, pipeline: RetrievalPipeline = Depends(get_pipeline)) -> AppContext:
-    """What an app answers with in this request: settings, the pipeline, the LLM, the KBs."""
+# -- access: who calls and what they may do ----------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Access:
+    """What the caller of this request may do.
+
+    ``kbs`` None: every KB; ``write``: upload, delete documents, delete a KB; ``admin``: change
+    settings. A server without any credential configured is open: every caller may read and
+    write every KB (the admin API stays disabled).
+    """
+
+    caller: str = ""  # the key's fingerprint (:func:`get_caller`), "" without one
+    kbs: frozenset[str] | None = None
+    write: bool = True
+    admin: bool = False
+
+    def can_read(self, kb: str) -> bool:
+        return self.kbs is None or kb in self.kbs
+
+    def readable(self, names: Iterable[str]) -> list[str]:
+        """The names among ``names`` this caller may read, in their order."""
+        return [name for name in names if self.can_read(name)]
+
+    def require_kb(self, kb: str, *, write: bool = False) -> None:
+        """403 / 3012 unless the caller may read ``kb`` (and, with ``write``, change it)."""
+        if not self.can_read(kb):
+            raise Forbidden(f"key may not access knowledge base {kb!r}", message=f"无权访问知识库「{kb}」")
+        if write and not self.write:
+            raise Forbidden(
+                f"read-only key may not change {kb!r}", message=f"此 API Key 只读，无权修改知识库「{kb}」"
+            )
+
+    def require_kbs(self, kbs: Iterable[str], *, what: str = "") -> None:
+        """403 unless the caller may read every KB of ``kbs`` (an app answers over all of them)."""
+        denied = [kb for kb in kbs if not self.can_read(kb)]
+        if denied:
+            subject = f"{what}使用的" if what else ""
+            raise Forbidden(
+                f"key may not access knowledge bases {denied}",
+                message=f"无权访问{subject}知识库「{'、'.join(denied)}」",
+            )
+
+    def guard(self, open_kb: Callable[[str], T]) -> Callable[[str], T]:
+        """``open_kb`` that refuses (403) a KB this caller may not read: an app answering for a
+        scoped key never reads another KB's chunks, whatever it opens on its own."""
+        if self.kbs is None:
+            return open_kb
+
+        def guarded(name: str) -> T:
+            self.require_kb(name)
+            return open_kb(name)
+
+        return guarded
+
+
+#: a server without credentials: everyone may read and write every KB
+OPEN_ACCESS = Access()
+_BEARER = HTTPBearer(
+    auto_error=False,
+    description="API Key（ZHIWEN_API__KEYS）或管理员令牌（ZHIWEN_API__ADMIN_TOKEN）；未配置任何凭据时不需要",
+)
+
+
+def _same(given: bytes, secret: str) -> bool:
+    return hmac.compare_digest(given, secret.encode("utf-8"))
+
+
+def _match_key(token: str, specs: list[KeySpec]) -> KeySpec | None:
+    """The key spec whose key is ``token``; every key is compared (constant time, no early
+    exit), so the time taken does not tell which key came close."""
+    given = token.encode("utf-8")
+    found: KeySpec | None = None
+    for spec in specs:
+        if _same(given, spec.key) and found is None:
+            found = spec
+    return found
+
+
+def resolve_access(settings: Settings, token: str | None, caller: str = "") -> Access:
+    """The :class:`Access` of a bearer ``token`` (None: none sent) under ``settings``: 401 / 3006
+    when credentials are configured and the token is missing or matches none of them."""
+    api = settings.api
+    if not api.credentials_configured:
+        return Access(caller=caller)
+    if not token:
+        raise Unauthorized(
+            "missing bearer token",
+            message="未授权：未提供 API Key，请在请求头中携带 Authorization: Bearer <key>",
+        )
+    is_admin = bool(api.admin_token) and _same(token.encode("utf-8"), api.admin_token or "")
+    spec = _match_key(token, api.key_specs())
+    if is_admin:
+        return Access(caller=caller, admin=True)
+    if spec is None:
+        raise Unauthorized("wrong bearer token", message="未授权：API Key 错误")
+    kbs = frozenset(spec.kbs) if spec.kbs is not None else None
+    return Access(caller=caller, kbs=kbs, write=spec.write)
+
+
+def get_access(
+    request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(_BEARER)
+) -> Access:
+    """Dependency: the caller's :class:`Access` (resolved once per request; routes that need it
+    declare it again and get the same object). Every router but the public ones carries it."""
+    token = credentials.credentials.strip() if credentials is not None else None
+    access = resolve_access(get_settings_dep(request), token, caller=get_caller(request))
+    request.state.access = access
+    return access
+
+
+def require_kb_read(kb: str, access: Access = Depends(get_access)) -> Access:
+    """Route dependency for a ``{kb}`` path parameter: the caller may read it (else 403; the
+    route itself still says 404 / 422 for an unknown or invalid name the key may reach)."""
+    access.require_kb(kb)
+    return access
+
+
+def require_kb_write(kb: str, access: Access = Depends(get_access)) -> Access:
+    """Route dependency for a ``{kb}`` path parameter: the caller may change it (else 403)."""
+    access.require_kb(kb, write=True)
+    return access
+
+
+def require_admin(request: Request, access: Access = Depends(get_access)) -> Access:
+    """Only the admin token: 401 / 3006 while none is configured, 403 / 3012 for a mere key."""
+    if not get_settings_dep(request).api.admin_token:
+        raise Unauthorized(
+            "admin API disabled: set ZHIWEN_API__ADMIN_TOKEN", message="管理接口未启用：未配置访问令牌"
+        )
+    if not access.admin:
+        raise Forbidden(
+            "admin token required", message="无权修改设置：需要管理员令牌（ZHIWEN_API__ADMIN_TOKEN）"
+        )
+    return access
+
+
+def require_app_kbs(app: BaseApp) -> Callable[..., Access]:
+    """Router dependency for an app's routes: the caller may read every KB the app declares
+    (``BaseApp.kbs``), else 403 — an app answers over all of them."""
+    names = [spec.name for spec in app.kbs]
+    what = f"应用「{app.title or app.name}」"
+
+    def app_access(access: Access = Depends(get_access)) -> Access:
+        access.require_kbs(names, what=what)
+        return access
+
+    return app_access
+
+
+def get_app_context(
+    request: Request,
+    pipeline: RetrievalPipeline = Depends(get_pipeline),
+    access: Access = Depends(get_access),
+) -> AppContext:
+    """What an app answers with in this request: settings, the pipeline, the LLM, and the KBs
+    the caller may read (any other → 403, also for a KB an app opens on its own)."""
     from zhiwen.appkit.context import build_context
 
     registry = get_kb_registry(request)
     ctx = build_context(get_settings_dep(request), pipeline=pipeline)
-    ctx.open_kb = registry.get
+    ctx.open_kb = access.guard(registry.get)
     return ctx

@@ -203,18 +203,49 @@ class ConversationSettings(BaseModel):
     condense_timeout_s: float = Field(3.0, gt=0.0, le=30.0)
 
 
+class KeySpec(BaseModel):
+    """One API key and what it may do: read (and, with ``write``, change) the KBs in ``kbs``.
+
+    ``{"key": "sk-r", "kbs": ["demo"], "write": false}``: search and ask ``demo`` only, no
+    uploads or deletes. ``kbs`` left out (null) means every KB, present and future.
+    """
+
+    model_config = {"extra": "forbid"}
+
+    key: str = Field(min_length=1)
+    kbs: list[str] | None = None
+    write: bool = True
+
+
 class APISettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
-    admin_token: str | None = None  # unset = admin API disabled (every call 401)
+    # the one credential that may change settings (/admin/settings); it may do anything a key
+    # may. Unset = admin API disabled (every call 401)
+    admin_token: str | None = None
     max_body_bytes: int = Field(64 * 1024, ge=1024)
     # /v1/chat/completions carries whole conversations: a larger body limit there
     max_chat_body_bytes: int = Field(1024 * 1024, ge=1024)
     max_question_chars: int = Field(2000, ge=1)
+    # origins (scheme://host[:port]) whose pages may call this API: CORS, and the cross-site
+    # check of state-changing requests
     cors_origins: list[str] = Field(default_factory=list)
-    # bearer keys of the OpenAI-compatible front door (/v1/*), a JSON list:
-    # ZHIWEN_API__KEYS='["sk-a","sk-b"]'; empty = /v1/* is open (a local, offline server)
-    keys: list[str] = []
+    # Host names this server answers to besides its own address and localhost/127.0.0.1/[::1]
+    # (DNS-rebinding protection); "*" answers any, "*.example.com" every subdomain
+    allowed_hosts: list[str] = Field(default_factory=list)
+    # bearer keys, a JSON list of plain keys (read and write on every KB) and scoped ones:
+    # ZHIWEN_API__KEYS='["sk-a", {"key": "sk-r", "kbs": ["demo"], "write": false}]'.
+    # Any key or an admin token set = every route but /healthz and the web UI needs one
+    keys: list[str | KeySpec] = []
+
+    def key_specs(self) -> list[KeySpec]:
+        """Every configured key as a :class:`KeySpec` (plain strings: every KB, read and write)."""
+        return [KeySpec(key=k) if isinstance(k, str) else k for k in self.keys if k]
+
+    @property
+    def credentials_configured(self) -> bool:
+        """Whether any key or the admin token is set (then every non-public route needs one)."""
+        return bool(self.admin_token) or any(self.keys)
 
 
 class ResilienceSettings(BaseModel):

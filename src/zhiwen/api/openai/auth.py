@@ -1,10 +1,13 @@
-"""Optional bearer keys for the OpenAI front door (``ZHIWEN_API__KEYS``).
+"""Bearer keys for the OpenAI front door: the server's one access dependency, OpenAI-shaped.
 
-No keys configured: every request is served (a local, offline server). With keys
-(``ZHIWEN_API__KEYS='["sk-team-a","sk-team-b"]'``) a request needs ``Authorization: Bearer <key>``
-with one of them, else 401 ``invalid_api_key``. Keys are compared in constant time. The caller's
-key also names the caller in the derived session ids (:func:`caller_fingerprint`), so two
-teams asking the same first question never share a conversation.
+No key and no admin token configured: every request is served (a local, offline server). With
+keys (``ZHIWEN_API__KEYS='["sk-team-a", {"key": "sk-r", "kbs": ["demo"], "write": false}]'``)
+or an admin token, a request needs ``Authorization: Bearer <key>`` with one of them, else 401
+``invalid_api_key``. A scoped key sees only the models over its KBs (:mod:`.models`) and gets
+403 ``permission_denied`` for any other (:mod:`.chat`, :mod:`.embeddings`). Keys are compared in
+constant time (:func:`zhiwen.appkit.deps.get_access`). The caller's key also names the caller in
+the derived session ids (:func:`caller_fingerprint`), so two teams asking the same first question
+never share a conversation.
 
 Example::
 
@@ -15,43 +18,24 @@ Example::
 
 from __future__ import annotations
 
-import hmac
+from fastapi import Depends, Request
 
-from fastapi import Request
-
-from zhiwen.api.openai.errors import InvalidAPIKey
-from zhiwen.appkit.deps import get_caller, get_settings_dep
+from zhiwen.api.openai.catalog import ModelTarget, app_kbs
+from zhiwen.appkit.deps import Access, get_access, get_caller
 
 
-def bearer_token(request: Request) -> str | None:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        return None
-    return token.strip()
+def require_api_key(access: Access = Depends(get_access)) -> Access:
+    """Dependency: 401 ``invalid_api_key`` unless the bearer token is a configured credential
+    (the same :class:`Access` the rest of the request sees)."""
+    return access
 
 
-def _matches(token: str, keys: list[str]) -> bool:
-    given = token.encode("utf-8")
-    found = False
-    for key in keys:  # no early exit: the time taken does not tell which key is close
-        found |= hmac.compare_digest(given, key.encode("utf-8"))
-    return found
-
-
-def require_api_key(request: Request) -> None:
-    """Dependency: 401 ``invalid_api_key`` unless the bearer token is a configured key."""
-    keys = [k for k in get_settings_dep(request).api.keys if k]
-    if not keys:
-        return
-    token = bearer_token(request)
-    if token is None:
-        raise InvalidAPIKey(
-            "missing bearer token",
-            message="未提供 API Key：请在请求头中携带 Authorization: Bearer <key>",
-        )
-    if not _matches(token, keys):
-        raise InvalidAPIKey("wrong bearer token", message="API Key 错误")
+def require_model_access(access: Access, target: ModelTarget) -> None:
+    """403 ``permission_denied`` unless ``access`` may read every KB the model answers over."""
+    if target.kb is not None:
+        access.require_kb(target.kb)
+    else:
+        access.require_kbs(app_kbs(target.answerer), what=f"应用「{target.answerer.title or target.id}」")
 
 
 def caller_fingerprint(request: Request) -> str:

@@ -7,7 +7,9 @@
   the KB's ``kb.json``, else by generic QA. A KB with an app's name is that app's model (listed
   once).
 
-Listing reads each ``kb.json`` only (no KB is opened, no index loaded).
+Listing reads each ``kb.json`` only (no KB is opened, no index loaded). A scoped key
+(:class:`~zhiwen.appkit.deps.Access`) sees only the KBs it may read, and the apps whose KBs it
+may all read; asking for another gives 403.
 
 Example::
 
@@ -28,7 +30,7 @@ from typing import Any
 from zhiwen.api.openai.errors import ModelNotFound, ModelNotReady
 from zhiwen.api.openai.schemas import ModelCard, ModelMetadata
 from zhiwen.appkit.app import BaseApp
-from zhiwen.appkit.deps import KBRegistry
+from zhiwen.appkit.deps import OPEN_ACCESS, Access, KBRegistry
 from zhiwen.appkit.registry import AppRegistry
 from zhiwen.kb.config import KBConfig, load_config
 
@@ -62,6 +64,11 @@ def _kb_created(kbs: KBRegistry, name: str) -> int:
         return int((kbs.settings.kb_root / name / "kb.json").stat().st_mtime)
     except OSError:
         return _STARTED
+
+
+def app_kbs(app: BaseApp) -> list[str]:
+    """Every KB ``app`` declares: a key must be allowed to read them all to use the app."""
+    return [spec.name for spec in app.kbs]
 
 
 def required_kbs(app: BaseApp) -> list[str]:
@@ -134,19 +141,27 @@ def _kb_card(kbs: KBRegistry, name: str, apps: AppRegistry) -> ModelCard:
     )
 
 
-def list_models(apps: AppRegistry, kbs: KBRegistry) -> list[ModelCard]:
-    """Apps first (by name), then the KBs that are not an app's namesake (by name)."""
+def may_use_app(access: Access, app: BaseApp) -> bool:
+    return all(access.can_read(kb) for kb in app_kbs(app))
+
+
+def list_models(apps: AppRegistry, kbs: KBRegistry, access: Access = OPEN_ACCESS) -> list[ModelCard]:
+    """Apps first (by name), then the KBs that are not an app's namesake (by name); only those
+    ``access`` may use."""
     names = set(kbs.names())
-    cards = [_app_card(apps[name], names) for name in sorted(apps)]
-    cards += [_kb_card(kbs, name, apps) for name in sorted(names) if name not in apps]
+    cards = [_app_card(apps[name], names) for name in sorted(apps) if may_use_app(access, apps[name])]
+    kb_names = access.readable(sorted(names))
+    cards += [_kb_card(kbs, name, apps) for name in kb_names if name not in apps]
     return cards
 
 
-def find_model(model: str, apps: AppRegistry, kbs: KBRegistry) -> ModelCard:
+def find_model(model: str, apps: AppRegistry, kbs: KBRegistry, access: Access = OPEN_ACCESS) -> ModelCard:
     names = set(kbs.names())
     if model in apps:
+        access.require_kbs(app_kbs(apps[model]), what=f"应用「{apps[model].title or model}」")
         return _app_card(apps[model], names)
     if model in names:
+        access.require_kb(model)
         return _kb_card(kbs, model, apps)
     raise ModelNotFound(model)
 

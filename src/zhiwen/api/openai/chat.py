@@ -5,6 +5,9 @@
 ``stop`` reach the LLM through :func:`zhiwen.llm.overrides.with_overrides`; the answer is
 shaped by :mod:`.answer` (non-streamed) or :mod:`.stream` (``stream: true``).
 
+A scoped key may ask only the models over KBs it may read (else 403 ``permission_denied``);
+the app answering it opens no other KB (:meth:`zhiwen.appkit.deps.Access.guard`).
+
 Failures before the first byte are HTTP errors in OpenAI's shape (an unknown model, an app whose
 KBs are not built, a bad request); the stream starts only once the app has produced its first
 event, so clients see the real status. Later failures are in-band error frames.
@@ -34,7 +37,7 @@ from starlette.responses import StreamingResponse
 from zhiwen import __version__
 from zhiwen.answer.model import Answer
 from zhiwen.api.openai.answer import closing_text, number_citations, usage, zhiwen_info
-from zhiwen.api.openai.auth import caller_fingerprint
+from zhiwen.api.openai.auth import caller_fingerprint, require_model_access
 from zhiwen.api.openai.catalog import ModelTarget, resolve_model
 from zhiwen.api.openai.conversation import (
     Conversation,
@@ -47,7 +50,14 @@ from zhiwen.api.openai.schemas import AssistantMessage, ChatCompletion, ChatComp
 from zhiwen.api.openai.stream import StreamState, completion_frames
 from zhiwen.appkit import conversation as chat
 from zhiwen.appkit.app import AppContext, AskRequest
-from zhiwen.appkit.deps import get_app_context, get_apps, get_kb_registry, get_settings_dep
+from zhiwen.appkit.deps import (
+    Access,
+    get_access,
+    get_app_context,
+    get_apps,
+    get_kb_registry,
+    get_settings_dep,
+)
 from zhiwen.appkit.registry import AppRegistry
 from zhiwen.llm.overrides import with_overrides
 
@@ -144,9 +154,11 @@ async def chat_completions(
     request: Request,
     ctx: AppContext = Depends(get_app_context),
     apps: AppRegistry = Depends(get_apps),
+    access: Access = Depends(get_access),
 ) -> Any:
     settings = get_settings_dep(request)
     target = await guarded(resolve_model, body.model, apps, get_kb_registry(request))
+    require_model_access(access, target)  # 403 before a KB is opened
     conversation = parse_messages(body.messages, settings.api.max_question_chars)
     session_id = session_id_for(body, request, conversation)
     ctx.llm = with_overrides(

@@ -34,7 +34,7 @@ from fastapi import APIRouter, Depends, Request
 from zhiwen.api.openai.answer import estimate_tokens
 from zhiwen.api.openai.errors import OPENAI_ERROR_RESPONSES, ModelNotFound, OpenAIError, guarded
 from zhiwen.api.openai.schemas import Embedding, EmbeddingList, EmbeddingRequest, EmbeddingUsage
-from zhiwen.appkit.deps import KBRegistry, get_kb_registry
+from zhiwen.appkit.deps import Access, KBRegistry, get_access, get_kb_registry
 from zhiwen.config import EmbeddingSettings
 from zhiwen.embed import PROVIDERS, get_embedder
 from zhiwen.embed.base import Embedder
@@ -143,8 +143,13 @@ def encode(vector: np.ndarray, encoding: str) -> list[float] | str:
     responses=OPENAI_ERROR_RESPONSES,
 )
 async def embeddings(
-    body: EmbeddingRequest, request: Request, kbs: KBRegistry = Depends(get_kb_registry)
+    body: EmbeddingRequest,
+    request: Request,
+    kbs: KBRegistry = Depends(get_kb_registry),
+    access: Access = Depends(get_access),
 ) -> Any:
+    if not access.can_read(body.model) and body.model in kbs.names():
+        access.require_kb(body.model)  # a KB's own embedder: only for a key that may read the KB
     texts = input_texts(body.input, kbs.settings.embedding)
     embedder, dim = await guarded(resolve_embedder, body.model, kbs)
     with _request_deadline(kbs) as deadline:

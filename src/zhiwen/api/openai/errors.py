@@ -11,6 +11,9 @@ their usual exceptions (``NotFoundError`` for an unknown model, ``BadRequestErro
 | app whose KBs are not built | 404 | invalid_request_error | model_not_ready |
 | validation / bad JSON | 400 | invalid_request_error | missing_required_parameter, invalid_type, … |
 | wrong or missing key | 401 | invalid_request_error | invalid_api_key |
+| a model over a KB the key may not read | 403 | invalid_request_error | permission_denied |
+| a cross-site request (foreign ``Origin``) | 403 | invalid_request_error | cross_site_request |
+| an unknown ``Host`` | 421 | invalid_request_error | misdirected_request |
 | unknown ``/v1/`` route | 404 | invalid_request_error | unknown_url |
 | LLM / store failures | 429 / 5xx | rate_limit_error / server_error | … |
 
@@ -174,6 +177,9 @@ _ZHIWEN_MAP: tuple[tuple[type[zerr.ZhiwenError], int, str, str], ...] = (
     (zerr.IngestError, 400, INVALID_REQUEST, "invalid_value"),
     (zerr.PayloadTooLarge, 413, INVALID_REQUEST, "request_too_large"),
     (zerr.Unauthorized, 401, INVALID_REQUEST, "invalid_api_key"),
+    (zerr.Forbidden, 403, INVALID_REQUEST, "permission_denied"),
+    (zerr.CrossSiteRequest, 403, INVALID_REQUEST, "cross_site_request"),
+    (zerr.MisdirectedHost, 421, INVALID_REQUEST, "misdirected_request"),
     (zerr.LLMRateLimited, 429, RATE_LIMIT, "rate_limit_exceeded"),
     (zerr.LLMTimeout, 504, SERVER_ERROR, "llm_timeout"),
     (zerr.LLMAuthError, 502, SERVER_ERROR, "llm_misconfigured"),
@@ -252,7 +258,8 @@ def _doc(description: str) -> dict[str, Any]:
 #: rest (429, 5xx) and keeps FastAPI from documenting its envelope-less 422 (never sent here).
 OPENAI_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: _doc("请求无效：参数缺失、类型错误、取值无效或 JSON 无法解析（invalid_request_error）"),
-    401: _doc("API Key 缺失或错误（invalid_api_key），仅在配置了 ZHIWEN_API__KEYS 时"),
+    401: _doc("API Key 缺失或错误（invalid_api_key），仅在配置了 API Key 或管理员令牌时"),
+    403: _doc("API Key 无权访问该模型的知识库（permission_denied），或跨站请求（cross_site_request）"),
     404: _doc("模型不存在（model_not_found）或应用的知识库尚未构建（model_not_ready）"),
     "default": _doc("其他错误：429 rate_limit_error，5xx server_error"),
 }

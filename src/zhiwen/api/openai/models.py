@@ -1,5 +1,8 @@
 """``GET /v1/models`` and ``GET /v1/models/{model}``: one model per app and per knowledge base.
 
+A scoped key lists only the models over KBs it may read (``GET /v1/models/{model}`` of another
+→ 403 ``permission_denied``).
+
 Example::
 
     >>> [m.id for m in client.models.list()][-1]                # the apps by name, then the KBs
@@ -18,7 +21,7 @@ from zhiwen.api.openai.catalog import find_model, list_models
 from zhiwen.api.openai.chat import get_apps
 from zhiwen.api.openai.errors import OPENAI_ERROR_RESPONSES, guarded
 from zhiwen.api.openai.schemas import ModelCard, ModelList
-from zhiwen.appkit.deps import KBRegistry, get_kb_registry
+from zhiwen.appkit.deps import Access, KBRegistry, get_access, get_kb_registry
 from zhiwen.appkit.registry import AppRegistry
 
 router = APIRouter()
@@ -30,8 +33,12 @@ router = APIRouter()
     response_model=ModelList,
     responses=OPENAI_ERROR_RESPONSES,
 )
-async def models(apps: AppRegistry = Depends(get_apps), kbs: KBRegistry = Depends(get_kb_registry)) -> Any:
-    return ModelList(data=await guarded(list_models, apps, kbs))
+async def models(
+    apps: AppRegistry = Depends(get_apps),
+    kbs: KBRegistry = Depends(get_kb_registry),
+    access: Access = Depends(get_access),
+) -> Any:
+    return ModelList(data=await guarded(list_models, apps, kbs, access))
 
 
 @router.get(
@@ -41,6 +48,9 @@ async def models(apps: AppRegistry = Depends(get_apps), kbs: KBRegistry = Depend
     responses=OPENAI_ERROR_RESPONSES,
 )
 async def model(
-    model: str, apps: AppRegistry = Depends(get_apps), kbs: KBRegistry = Depends(get_kb_registry)
+    model: str,
+    apps: AppRegistry = Depends(get_apps),
+    kbs: KBRegistry = Depends(get_kb_registry),
+    access: Access = Depends(get_access),
 ) -> Any:
-    return await guarded(find_model, model, apps, kbs)
+    return await guarded(find_model, model, apps, kbs, access)

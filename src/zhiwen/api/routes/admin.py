@@ -1,7 +1,9 @@
 """``GET/PUT /admin/settings``: the runtime-editable knobs, behind ``Authorization: Bearer <token>``.
 
 The token is ``settings.api.admin_token`` (env ``ZHIWEN_API__ADMIN_TOKEN``); when it is not
-configured the admin API is disabled and every call gets 401 / 3006.
+configured the admin API is disabled and every call gets 401 / 3006. An API key, whatever its
+scope, gets 403 / 3012: only the admin token changes settings
+(:func:`zhiwen.appkit.deps.require_admin`).
 
 Example::
 
@@ -11,33 +13,18 @@ Example::
 
 from __future__ import annotations
 
-import hmac
 from typing import Any
 
-from fastapi import APIRouter, Body, Depends, Request
+from fastapi import APIRouter, Body, Depends
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.appkit.deps import get_dynamic_settings_dep, get_settings_dep
+from zhiwen.appkit.deps import get_dynamic_settings_dep, require_admin
 from zhiwen.appkit.envelope import Envelope, ok
-from zhiwen.config import Settings
 from zhiwen.config.runtime import DynamicSettings, DynamicSettingsService
-from zhiwen.errors import Unauthorized
 
 router = APIRouter(prefix="/admin", tags=["admin"])
-
-
-def require_admin(request: Request, settings: Settings = Depends(get_settings_dep)) -> None:
-    token = settings.api.admin_token
-    if not token:
-        raise Unauthorized(
-            "admin API disabled: set ZHIWEN_API__ADMIN_TOKEN", message="管理接口未启用：未配置访问令牌"
-        )
-    header = request.headers.get("authorization", "")
-    scheme, _, given = header.partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
-        raise Unauthorized("missing or wrong bearer token")
 
 
 class SettingsData(BaseModel):

@@ -51,7 +51,16 @@ from zhiwen.api.jobs import (
     split_suffix,
 )
 from zhiwen.api.middleware import ClientClosed
-from zhiwen.appkit.deps import KBName, KBRegistry, get_kb_registry, get_settings_dep
+from zhiwen.appkit.deps import (
+    Access,
+    KBName,
+    KBRegistry,
+    get_access,
+    get_kb_registry,
+    get_settings_dep,
+    require_kb_read,
+    require_kb_write,
+)
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.config import Settings
 from zhiwen.errors import InvalidParameter, MissingParameter, NotFound, PayloadTooLarge
@@ -111,6 +120,7 @@ class Deleted(BaseModel):
     "/kbs/{kb}/documents",
     summary="上传文档（后台导入）",
     status_code=202,
+    dependencies=[Depends(require_kb_write)],  # 401 / 403 before a byte of the body is read
     response_model=Envelope[Job],
     openapi_extra={
         "requestBody": {
@@ -196,10 +206,13 @@ def _unique(name: str, taken: set[str]) -> str:
 
 
 @router.get("/jobs/{job_id}", summary="导入任务进度", response_model=Envelope[Job])
-async def get_job(job_id: str, jobs: JobManager = Depends(get_job_manager)) -> dict[str, Any]:
+async def get_job(
+    job_id: str, jobs: JobManager = Depends(get_job_manager), access: Access = Depends(get_access)
+) -> dict[str, Any]:
     job = jobs.get(job_id)
     if job is None:
         raise NotFound(f"no job {job_id!r}", message=f"导入任务不存在：{job_id}")
+    access.require_kb(job.kb)
     return ok(job.model_dump())
 
 
@@ -240,7 +253,12 @@ def _unless_live(ledger: dict[str, dict[str, Any]], live: set[str]) -> None:
             ledger[doc_id] = {**raw, "status": "failed", "error": interrupted_reason(doc_id)}
 
 
-@router.get("/kbs/{kb}/documents", summary="列出文档", response_model=Envelope[DocumentList])
+@router.get(
+    "/kbs/{kb}/documents",
+    summary="列出文档",
+    response_model=Envelope[DocumentList],
+    dependencies=[Depends(require_kb_read)],
+)
 async def list_documents(kb: KBName, registry: KBRegistry = Depends(get_kb_registry)) -> dict[str, Any]:
     docs = await run_in_threadpool(_list, registry, kb)
     return ok({"kb": kb, "documents": [d.model_dump() for d in docs], "count": len(docs)})
@@ -258,7 +276,12 @@ def _delete(registry: KBRegistry, name: str, doc_id: str) -> int:
     return removed
 
 
-@router.delete("/kbs/{kb}/documents/{doc_id:path}", summary="删除文档", response_model=Envelope[Deleted])
+@router.delete(
+    "/kbs/{kb}/documents/{doc_id:path}",
+    summary="删除文档",
+    response_model=Envelope[Deleted],
+    dependencies=[Depends(require_kb_write)],
+)
 async def delete_document(
     kb: KBName, doc_id: str, registry: KBRegistry = Depends(get_kb_registry)
 ) -> dict[str, Any]:

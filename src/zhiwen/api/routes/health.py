@@ -7,6 +7,9 @@ model is on disk (a ``stat``, remembered) — plus the KB directory listing.
 
 ``status`` is ``ok``, or ``degraded`` when a breaker is open or an enabled reranker cannot run;
 the HTTP status stays 200 (the process is alive and answers, degraded).
+
+``/healthz`` is public (``router``: probes carry no key); ``/metrics`` (``metrics_router``) needs
+a key like every other route once credentials are configured (Prometheus: ``bearer_token``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from zhiwen.resilience.breaker import STATE_OPEN
 from zhiwen.retrieve.rerank import get_reranker
 
 router = APIRouter(tags=["ops"])
+metrics_router = APIRouter(tags=["ops"])
 
 
 class Health(BaseModel):
@@ -105,6 +109,6 @@ async def healthz(request: Request) -> dict[str, Any]:
     )
 
 
-@router.get("/metrics", summary="Prometheus 指标", response_class=Response)
+@metrics_router.get("/metrics", summary="Prometheus 指标", response_class=Response)
 async def metrics() -> Response:
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

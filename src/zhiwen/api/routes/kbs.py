@@ -11,7 +11,15 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.appkit.deps import KBRegistry, get_kb, get_kb_registry
+from zhiwen.appkit.deps import (
+    Access,
+    KBRegistry,
+    get_access,
+    get_kb,
+    get_kb_registry,
+    require_kb_read,
+    require_kb_write,
+)
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.errors import ZhiwenError
 from zhiwen.kb import KnowledgeBase
@@ -59,15 +67,22 @@ class KBList(BaseModel):
 
 
 @router.get("/kbs", summary="列出知识库", response_model=Envelope[KBList])
-async def list_kbs(kbs: KBRegistry = Depends(get_kb_registry)) -> dict[str, Any]:
+async def list_kbs(
+    kbs: KBRegistry = Depends(get_kb_registry), access: Access = Depends(get_access)
+) -> dict[str, Any]:
     def collect() -> list[dict[str, Any]]:
-        return [_describe(kbs, name) for name in kbs.names()]
+        return [_describe(kbs, name) for name in access.readable(kbs.names())]
 
     items = await run_in_threadpool(collect)
     return ok({"kbs": items, "count": len(items)})
 
 
-@router.get("/kbs/{kb}", summary="知识库详情", response_model=Envelope[KBInfo])
+@router.get(
+    "/kbs/{kb}",
+    summary="知识库详情",
+    response_model=Envelope[KBInfo],
+    dependencies=[Depends(require_kb_read)],
+)
 async def kb_info(kb: KnowledgeBase = Depends(get_kb)) -> dict[str, Any]:
     info = await run_in_threadpool(kb.info)
     return ok(
@@ -85,7 +100,12 @@ class KBDeleted(BaseModel):
     deleted: bool = True
 
 
-@router.delete("/kbs/{kb}", summary="删除知识库", response_model=Envelope[KBDeleted])
+@router.delete(
+    "/kbs/{kb}",
+    summary="删除知识库",
+    response_model=Envelope[KBDeleted],
+    dependencies=[Depends(require_kb_write)],
+)
 async def delete_kb(kb: str, registry: KBRegistry = Depends(get_kb_registry)) -> dict[str, Any]:
     """Delete a whole KB (its directory and, on PostgreSQL or Qdrant, its data there).
 

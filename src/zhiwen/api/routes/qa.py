@@ -36,7 +36,7 @@ from starlette.concurrency import run_in_threadpool
 
 from zhiwen.appkit import Answer, AppContext, AskRequest, Citation, conversation
 from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, ChatTurn
-from zhiwen.appkit.deps import KBName, Question, get_app_context, get_apps, get_caller
+from zhiwen.appkit.deps import Access, KBName, Question, get_access, get_app_context, get_apps, get_caller
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
 from zhiwen.appkit.registry import AppRegistry
@@ -103,7 +103,9 @@ async def qa(
     ctx: AppContext = Depends(get_app_context),
     apps: AppRegistry = Depends(get_apps),
     caller: str = Depends(get_caller),
+    access: Access = Depends(get_access),
 ) -> Any:
+    access.require_kb(body.kb)  # 403 first; an app answering opens only KBs the key may read
     kb = await run_in_threadpool(ctx.open_kb, body.kb)
     answerer = apps.answerer(kb.config.app)
     request = AskRequest(

@@ -24,7 +24,16 @@ from pydantic_core import PydanticCustomError
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.answer.relevance import relevance_verdict
-from zhiwen.appkit.deps import KBName, KBRegistry, Question, current_settings, get_kb_registry, get_pipeline
+from zhiwen.appkit.deps import (
+    Access,
+    KBName,
+    KBRegistry,
+    Question,
+    current_settings,
+    get_access,
+    get_kb_registry,
+    get_pipeline,
+)
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.documents import SearchHit
 from zhiwen.retrieve.pipeline import RetrievalPipeline
@@ -125,7 +134,9 @@ async def search(
     body: SearchRequest,
     kbs: KBRegistry = Depends(get_kb_registry),
     pipeline: RetrievalPipeline = Depends(get_pipeline),
+    access: Access = Depends(get_access),
 ) -> dict[str, Any]:
+    access.require_kb(body.kb)  # 403 for a KB the key may not read, before anything is opened
     filters = parse_filters(body.filters) if body.filters else None  # bad filter → 3003 before opening
     kb = await kbs.aget(body.kb)
     result = await run_in_threadpool(

@@ -2,7 +2,10 @@
 no CDN: everything is under ``static/`` and ships in the wheel).
 
 ``GET /api/v1/ui-config`` tells the page which endpoints exist (app routers may be missing),
-the installed apps with their KBs, and whether an LLM is configured.
+the installed apps with their KBs (those the caller's key may use), and whether an LLM is
+configured. The page and its files are public; ``ui-config`` and every API call need a key once
+credentials are configured: the page asks for one on a 401 and keeps it for the tab
+(``sessionStorage``), sending ``Authorization: Bearer …`` with every call (``js/auth.js``).
 
 The page is served with a Content-Security-Policy that allows only this server's own scripts,
 styles and connections: the answers it renders (markdown built as DOM nodes, never as HTML)
@@ -15,13 +18,15 @@ import mimetypes
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.params import Depends as DependsParam
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 
 from zhiwen import __version__
-from zhiwen.appkit.deps import get_dynamic_settings_dep, get_settings_dep
+from zhiwen.appkit.app import BaseApp
+from zhiwen.appkit.deps import Access, get_access, get_dynamic_settings_dep, get_settings_dep
 from zhiwen.appkit.envelope import ERROR_RESPONSES, Envelope, ok
 
 router = APIRouter(tags=["ui"])
@@ -56,7 +61,7 @@ class UIConfig(BaseModel):
 
 
 @router.get("/api/v1/ui-config", summary="网页界面配置", response_model=Envelope[UIConfig])
-def ui_config(request: Request) -> dict[str, Any]:
+def ui_config(request: Request, access: Access = Depends(get_access)) -> dict[str, Any]:
     paths = set(request.app.openapi().get("paths", {}))  # cached by FastAPI after the first call
     settings = get_settings_dep(request)
     dynamic = get_dynamic_settings_dep(request).get()
@@ -68,14 +73,7 @@ def ui_config(request: Request) -> dict[str, Any]:
                 "ask": "/ask" in paths,
                 "search": "/knowledge-base/search" in paths,
             },
-            "apps": [
-                {
-                    "name": a.name,
-                    "title": a.title,
-                    "kbs": [{"name": kb.name, "description": kb.description} for kb in getattr(a, "kbs", ())],
-                }
-                for a in (getattr(request.app.state, "apps", {}) or {}).values()
-            ],
+            "apps": [_app(a) for a in _usable_apps(request, access)],
             "llm_configured": settings.llm.configured,
             "rerank_enabled": dynamic.rerank.enabled,
             "max_question_chars": settings.api.max_question_chars,
@@ -84,7 +82,19 @@ def ui_config(request: Request) -> dict[str, Any]:
     )
 
 
-def mount(app: FastAPI, static_dir: Path) -> None:
+def _usable_apps(request: Request, access: Access) -> list[BaseApp]:
+    """The installed apps whose KBs the caller may all read (the others answer 403)."""
+    apps = (getattr(request.app.state, "apps", {}) or {}).values()
+    return [a for a in apps if all(access.can_read(kb.name) for kb in getattr(a, "kbs", ()))]
+
+
+def _app(a: BaseApp) -> dict[str, Any]:
+    kbs = [{"name": kb.name, "description": kb.description} for kb in getattr(a, "kbs", ())]
+    return {"name": a.name, "title": a.title, "kbs": kbs}
+
+
+def mount(app: FastAPI, static_dir: Path, *, dependencies: list[DependsParam] | None = None) -> None:
+    """The page and its files (public) and ``ui-config`` (behind ``dependencies``)."""
     index = static_dir / "index.html"
     # ES modules must come as JavaScript; some systems map .js to text/plain (Windows registry)
     mimetypes.add_type("text/javascript", ".js")
@@ -97,5 +107,5 @@ def mount(app: FastAPI, static_dir: Path) -> None:
             headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"},
         )
 
-    app.include_router(router, responses=ERROR_RESPONSES)
+    app.include_router(router, responses=ERROR_RESPONSES, dependencies=dependencies)
     app.mount("/static", StaticFiles(directory=static_dir), name="static")
