@@ -77,7 +77,8 @@ def _answers(client: TestClient, runner: CliRunner) -> dict[str, Any]:
 
 def test_admin_rerank_change_reaches_every_entry_point(home: Settings) -> None:
     runner = CliRunner()
-    with FakeReranker() as reranker, TestClient(create_app(home)) as client:
+    auth = {"Authorization": f"Bearer {TOKEN}"}  # an admin token set: every route needs it (#29)
+    with FakeReranker() as reranker, TestClient(create_app(home), headers=auth) as client:
         before = _answers(client, runner)
         assert before["qa_rerank"] is False and before["cli_rerank"] is False
         assert before["ask_rerank"] == "fused_order"
@@ -86,7 +87,7 @@ def test_admin_rerank_change_reaches_every_entry_point(home: Settings) -> None:
         patch = {
             "rerank": {"enabled": True, "backend": "remote", "endpoint": reranker.url, "score_threshold": 0.0}
         }
-        r = client.put("/admin/settings", json=patch, headers={"Authorization": f"Bearer {TOKEN}"})
+        r = client.put("/admin/settings", json=patch)
         assert r.status_code == 200, r.text
 
         after = _answers(client, runner)
