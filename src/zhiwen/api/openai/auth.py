@@ -4,10 +4,10 @@ No key and no admin token configured: every request is served (a local, offline 
 keys (``ZHIWEN_API__KEYS='["sk-team-a", {"key": "sk-r", "kbs": ["demo"], "write": false}]'``)
 or an admin token, a request needs ``Authorization: Bearer <key>`` with one of them, else 401
 ``invalid_api_key``. A scoped key sees only the models over its KBs (:mod:`.models`) and gets
-403 ``permission_denied`` for any other (:mod:`.chat`, :mod:`.embeddings`). Keys are compared in
-constant time (:func:`zhiwen.appkit.deps.get_access`). The caller's key also names the caller in
-the derived session ids (:func:`caller_fingerprint`), so two teams asking the same first question
-never share a conversation.
+403 ``permission_denied`` for any other (:func:`.catalog.require_model_access`,
+:mod:`.embeddings`). Keys are compared in constant time (:func:`zhiwen.appkit.deps.get_access`).
+The caller's key also names the caller in the derived session ids (:func:`caller_fingerprint`),
+so two teams asking the same first question never share a conversation.
 
 Example::
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from fastapi import Depends, Request
 
-from zhiwen.api.openai.catalog import ModelTarget, app_kbs
 from zhiwen.appkit.deps import Access, get_access, get_caller
 
 
@@ -28,14 +27,6 @@ def require_api_key(access: Access = Depends(get_access)) -> Access:
     """Dependency: 401 ``invalid_api_key`` unless the bearer token is a configured credential
     (the same :class:`Access` the rest of the request sees)."""
     return access
-
-
-def require_model_access(access: Access, target: ModelTarget) -> None:
-    """403 ``permission_denied`` unless ``access`` may read every KB the model answers over."""
-    if target.kb is not None:
-        access.require_kb(target.kb)
-    else:
-        access.require_kbs(app_kbs(target.answerer), what=f"应用「{target.answerer.title or target.id}」")
 
 
 def caller_fingerprint(request: Request) -> str:

@@ -155,13 +155,22 @@ def list_models(apps: AppRegistry, kbs: KBRegistry, access: Access = OPEN_ACCESS
     return cards
 
 
-def find_model(model: str, apps: AppRegistry, kbs: KBRegistry, access: Access = OPEN_ACCESS) -> ModelCard:
-    names = set(kbs.names())
+def require_model_access(access: Access, model: str, apps: AppRegistry) -> None:
+    """403 unless ``access`` may read every KB ``model`` answers over: an app's declared KBs, or
+    the KB of that name. Asked before the model is looked up, so a scoped key learns nothing of
+    the KBs outside its scope (not even whether they exist)."""
     if model in apps:
         access.require_kbs(app_kbs(apps[model]), what=f"应用「{apps[model].title or model}」")
+    else:
+        access.require_kb(model)
+
+
+def find_model(model: str, apps: AppRegistry, kbs: KBRegistry, access: Access = OPEN_ACCESS) -> ModelCard:
+    require_model_access(access, model, apps)
+    names = set(kbs.names())
+    if model in apps:
         return _app_card(apps[model], names)
     if model in names:
-        access.require_kb(model)
         return _kb_card(kbs, model, apps)
     raise ModelNotFound(model)
 

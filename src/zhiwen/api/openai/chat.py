@@ -37,8 +37,8 @@ from starlette.responses import StreamingResponse
 from zhiwen import __version__
 from zhiwen.answer.model import Answer
 from zhiwen.api.openai.answer import closing_text, number_citations, usage, zhiwen_info
-from zhiwen.api.openai.auth import caller_fingerprint, require_model_access
-from zhiwen.api.openai.catalog import ModelTarget, resolve_model
+from zhiwen.api.openai.auth import caller_fingerprint
+from zhiwen.api.openai.catalog import ModelTarget, require_model_access, resolve_model
 from zhiwen.api.openai.conversation import (
     Conversation,
     derive_session_id,
@@ -157,8 +157,8 @@ async def chat_completions(
     access: Access = Depends(get_access),
 ) -> Any:
     settings = get_settings_dep(request)
+    require_model_access(access, body.model, apps)  # 403 before the model is even looked up
     target = await guarded(resolve_model, body.model, apps, get_kb_registry(request))
-    require_model_access(access, target)  # 403 before a KB is opened
     conversation = parse_messages(body.messages, settings.api.max_question_chars)
     session_id = session_id_for(body, request, conversation)
     ctx.llm = with_overrides(
