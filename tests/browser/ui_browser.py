@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -54,6 +55,8 @@ def open_page(
         viewport=viewport, color_scheme=scheme, locale="zh-CN", timezone_id="Asia/Shanghai"
     )
     context.set_default_timeout(15_000)
+    if server.api_key:  # as if entered in the key dialog in this tab
+        context.add_init_script(f"sessionStorage.setItem('zhiwen.api.key', {json.dumps(server.api_key)})")
     page = context.new_page()
     page.on("pageerror", lambda exc: watch.errors.append(f"pageerror: {exc}"))
 

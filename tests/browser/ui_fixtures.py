@@ -21,6 +21,7 @@ Run this file to look at the page by hand over the same data::
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import socket
@@ -35,6 +36,7 @@ import httpx
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARED_DATA = Path(os.environ.get("ZHIWEN_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
 ADMIN_TOKEN = "ui-test-token"
+API_KEY = "ui-test-key"  # every API call needs a key once one is configured (#29)
 
 RECIPES = (
     "vegetable_dish/凉拌黄瓜.md",
@@ -82,12 +84,14 @@ def missing_data() -> str | None:
 
 
 def server_env(home: Path) -> dict[str, str]:
-    """The environment of the test server: its own home, hash embedder, no LLM, an admin token."""
+    """The environment of the test server: its own home, hash embedder, no LLM, an admin token
+    and one API key (the pages keep it for their tab, :attr:`Server.api_key`)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZHIWEN_")}
     env.update(
         ZHIWEN_HOME=str(home),
         ZHIWEN_EMBEDDING__PROVIDER="hash",
         ZHIWEN_API__ADMIN_TOKEN=ADMIN_TOKEN,
+        ZHIWEN_API__KEYS=json.dumps([API_KEY]),
         ZHIWEN_LOG_LEVEL="WARNING",
     )
     if "ZHIWEN_SHARED_DATA" in os.environ:
@@ -174,6 +178,7 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = home / "server.log"
+        self.api_key: str | None = API_KEY  # what a page enters in the key dialog (None: nothing)
 
     def launch(self) -> Server:
         """Start the process (it may import while the KBs are still being built)."""

@@ -2,6 +2,7 @@
 // folder (POST /api/v1/kbs/{kb}/documents, then GET /api/v1/jobs/{id} until it ends: live
 // per-file progress), delete a document or a whole KB (two clicks, no browser confirm()).
 
+import { askForKey, authHeaders } from "./auth.js";
 import { $, ApiError, api, busy, el, emptyNode, errorBox, errorFrom, int, toast } from "./util.js";
 
 const FILE_STATUS = {
@@ -43,13 +44,25 @@ function deleteButton(label, onDelete) {
   return b;
 }
 
-/** multipart upload with XHR (fetch has no upload progress); resolves to the job. */
-function uploadFiles(kb, files, ocr, onProgress) {
+/** multipart upload with XHR (fetch has no upload progress); resolves to the job. A 401 asks
+ * for the API key (auth.js) and sends the files again once one is entered. */
+async function uploadFiles(kb, files, ocr, onProgress) {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await uploadOnce(kb, files, ocr, onProgress);
+    } catch (err) {
+      if (err.status !== 401 || attempt >= 2 || !(await askForKey(err.message))) throw err;
+    }
+  }
+}
+
+function uploadOnce(kb, files, ocr, onProgress) {
   return new Promise((resolve, reject) => {
     const form = new FormData();
     for (const f of files) form.append("files", f, f.webkitRelativePath || f.name);
     const xhr = new XMLHttpRequest();
     xhr.open("POST", `/api/v1/kbs/${encodeURIComponent(kb)}/documents${ocr ? `?ocr=${ocr}` : ""}`);
+    for (const [name, value] of Object.entries(authHeaders())) xhr.setRequestHeader(name, value);
     xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
     xhr.onerror = () => reject(new ApiError("上传失败：无法连接服务"));
     xhr.onload = async () => {

@@ -2,6 +2,7 @@
 // every view uses (config, KBs, running a request with its busy marks and a stop button).
 
 import { createAdminView } from "./admin.js";
+import { initKeyDialog } from "./auth.js";
 import { createAdvisorView } from "./advisor.js";
 import { createCalcView } from "./calc.js";
 import { createChatView } from "./chat.js";
@@ -151,6 +152,7 @@ themeButton.addEventListener("click", () => {
 async function boot() {
   applyTheme(store.get("zhiwen.theme", ""));
   initSourceDialog();
+  initKeyDialog($("#key-button"));
   createAdminView();
   select(location.hash.slice(1) || "chat");
   const main = $("#main");

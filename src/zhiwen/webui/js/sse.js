@@ -3,6 +3,7 @@
 // A request refused before the stream starts (4xx with an envelope) throws ApiError; an
 // in-band {"type": "error"} event is handed to onEvent like any other.
 
+import { fetchWithKey } from "./auth.js";
 import { errorFrom, networkError } from "./util.js";
 
 function parseFrame(frame) {
@@ -30,7 +31,7 @@ function parseFrame(frame) {
 export async function streamEvents(path, body, onEvent, { signal } = {}) {
   let resp;
   try {
-    resp = await fetch(path, {
+    resp = await fetchWithKey(path, {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
       body: JSON.stringify(body),

@@ -1,6 +1,9 @@
 // Small helpers shared by every view: DOM building, number formats, busy marks, the JSON API.
 // Every API answer is the envelope {code, message, data}; a failure throws ApiError with the
-// server's Chinese message (and the field it names, when it names one).
+// server's Chinese message (and the field it names, when it names one). Calls carry the tab's
+// API key and ask for one on a 401 (auth.js).
+
+import { fetchWithKey } from "./auth.js";
 
 export const $ = (sel, root = document) => root.querySelector(sel);
 export const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
@@ -100,7 +103,7 @@ export async function api(path, { method, body, headers = {}, signal } = {}) {
   }
   let resp;
   try {
-    resp = await fetch(path, init);
+    resp = await fetchWithKey(path, init);
   } catch (e) {
     throw networkError(e);
   }
