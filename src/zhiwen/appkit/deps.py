@@ -159,9 +159,24 @@ def get_caller(request: Request) -> str:
 
 
 def get_apps(request: Request) -> AppRegistry:
-    """The server's apps (:class:`~zhiwen.appkit.registry.AppRegistry`), loaded at start."""
-    apps: AppRegistry = request.app.state.apps
+    """The server's apps (:class:`~zhiwen.appkit.registry.AppRegistry`), loaded at start; an
+    app's router mounted on its own (a test's bare FastAPI) gets the installed apps."""
+    apps: AppRegistry | None = getattr(request.app.state, "apps", None)  # app.state: Starlette's bag
+    if apps is None:
+        from zhiwen.appkit.registry import load_apps
+
+        apps = load_apps()
     return apps
+
+
+def app_dependency(name: str) -> Callable[[Request], BaseApp]:
+    """A dependency giving an app's routes their own app object, from the server's registry
+    (the routes live in the app's ``api.py``, which then need not import the app module back)."""
+
+    def the_app(request: Request) -> BaseApp:
+        return get_apps(request)[name]
+
+    return the_app
 
 
 def get_pipeline(request: Request) -> RetrievalPipeline:

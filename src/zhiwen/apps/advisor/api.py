@@ -37,7 +37,7 @@ from zhiwen.errors import MissingParameter, WrongParameterType
 from zhiwen.tools import ToolRegistry
 
 if TYPE_CHECKING:
-    from zhiwen.apps.advisor.app import AdvisorApp
+    from zhiwen.apps.advisor.service import AdvisorService
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +144,7 @@ def _body_doc(model: type[BaseModel]) -> dict[str, Any]:
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
-def build_router(app: AdvisorApp) -> APIRouter:
+def build_router(service: AdvisorService) -> APIRouter:
     router = APIRouter(tags=["advisor"])
     calculators = build_registry(None)  # the calculators need no context
 
@@ -159,7 +159,7 @@ def build_router(app: AdvisorApp) -> APIRouter:
     ) -> EventSourceResponse:
         _, events = await run_in_threadpool(
             partial(
-                app.service.chat,
+                service.chat,
                 ctx,
                 body.message,
                 session_id=body.session_id,

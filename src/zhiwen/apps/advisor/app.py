@@ -117,7 +117,7 @@ class AdvisorApp(BaseApp):
     def router(self) -> APIRouter:
         from zhiwen.apps.advisor.api import build_router
 
-        return build_router(self)
+        return build_router(self.service)
 
     def cli(self) -> typer.Typer:
         from zhiwen.apps.advisor.cli import build_cli

@@ -39,13 +39,14 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.appkit import AppContext, AskRequest, conversation
-from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, ChatTurn
-from zhiwen.appkit.deps import KBName, Question, get_app_context, get_caller
+from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, BaseApp, ChatTurn
+from zhiwen.appkit.deps import KBName, Question, app_dependency, get_app_context, get_caller
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.errors import InvalidParameter
 
 from .settings import get_listings_settings
 
+APP = "listings"  # the app these routes belong to (its name in the registry)
 router = APIRouter(tags=["listings"])
 
 
@@ -119,10 +120,11 @@ class AskData(BaseModel):
 
 @router.post("/ask", summary="房源问答（seed 000）", response_model=Envelope[AskData])
 async def ask(
-    body: AskIn, ctx: AppContext = Depends(get_app_context), caller: str = Depends(get_caller)
+    body: AskIn,
+    ctx: AppContext = Depends(get_app_context),
+    caller: str = Depends(get_caller),
+    app: BaseApp = Depends(app_dependency(APP)),
 ) -> dict[str, Any]:
-    from .app import app
-
     limit = get_listings_settings().max_results_limit
     if body.max_results > limit:
         raise InvalidParameter(

@@ -32,13 +32,12 @@ from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.appkit import AppContext, AskRequest, Citation, conversation
-from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, ChatTurn
-from zhiwen.appkit.deps import Question, get_app_context, get_caller
+from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, BaseApp, ChatTurn
+from zhiwen.appkit.deps import Question, app_dependency, get_app_context, get_caller
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
 
-from .app import app
-from .service import check_top_n
+from .service import APP, check_top_n
 from .settings import policy_settings
 
 log = logging.getLogger(__name__)
@@ -101,7 +100,10 @@ class PolicyAskData(BaseModel):
     responses=SSE_RESPONSE,
 )
 async def policy_ask(
-    body: PolicyAskIn, ctx: AppContext = Depends(get_app_context), caller: str = Depends(get_caller)
+    body: PolicyAskIn,
+    ctx: AppContext = Depends(get_app_context),
+    caller: str = Depends(get_caller),
+    app: BaseApp = Depends(app_dependency(APP)),
 ) -> Any:
     settings = policy_settings(ctx.settings)
     top_n = check_top_n(body.top_n, settings)  # 4xx before any work or stream starts
