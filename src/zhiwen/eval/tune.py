@@ -31,8 +31,9 @@ from typing import Any
 import numpy as np
 
 from zhiwen.errors import IngestError, InvalidParameter
-from zhiwen.eval.beir import RunSpec, in_half, other_half, resolve_params
+from zhiwen.eval.beir import in_half, other_half
 from zhiwen.eval.metrics import score_run
+from zhiwen.eval.run_params import RunSpec, resolve_params
 from zhiwen.kb import KnowledgeBase
 from zhiwen.retrieve.feedback import FeedbackParams
 from zhiwen.retrieve.tuning import KBTuning
