@@ -68,6 +68,3 @@ def user_questions(history: Sequence[Mapping[str, Any]]) -> list[str]:
     """What the user asked before, oldest first (system, assistant and tool messages dropped)."""
     return [t for t in (message_text(m) for m in history if m.get("role") == "user") if t]
 
-
-def assistant_texts(history: Sequence[Mapping[str, Any]]) -> list[str]:
-    return [t for t in (message_text(m) for m in history if m.get("role") == "assistant") if t]

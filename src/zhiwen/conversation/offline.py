@@ -38,7 +38,7 @@ import jieba
 import rjieba
 
 from zhiwen.answer.scoring import term_weight
-from zhiwen.conversation.model import Standalone, assistant_texts, message_text
+from zhiwen.conversation.model import Standalone, message_text
 from zhiwen.conversation.vocabulary import Mention, Vocabulary
 
 #: a question longer than this (in letters and characters) is taken to name its own subject
@@ -273,7 +273,3 @@ def _noun_tags() -> frozenset[str]:
 def _is_noun(word: str) -> bool:
     return word in _noun_tags()
 
-
-def last_answer(history: Sequence[Mapping[str, Any]]) -> str | None:
-    answers = assistant_texts(history)
-    return answers[-1] if answers else None
