@@ -30,9 +30,9 @@ import typer
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
-from rich.table import Table
 
 from zhiwen.answer.model import Answer
+from zhiwen.appkit.view import how_answered, sources_table
 from zhiwen.config import read_setting
 from zhiwen.documents import Chunk, Document, ParentHit, SearchHit
 from zhiwen.errors import InvalidParameter, ZhiwenError
@@ -243,18 +243,7 @@ def print_app_answer(answer: Answer, *, json_output: bool = False) -> None:
     # answers are markdown (lead, 相关段落, lists, tables, fenced code): rendered, not flattened
     console.print(Markdown(answer.answer, code_theme="ansi_dark", hyperlinks=False))
     console.print()
-    how = "大模型生成" if answer.llm_used else f"摘录（{answer.extractive_reason or 'no_llm'}）"
-    route = answer.route
     verdict = "" if answer.answerable is not False else " · [yellow]知识库中没有相关内容[/]"
-    console.print(f"[dim]{f'路由：{route} · ' if route else ''}回答方式：{escape(how)}[/]{verdict}")
-    if not answer.citations:
-        return
-    table = Table(title="来源", show_lines=False, title_justify="left")
-    table.add_column("#", justify="right")
-    table.add_column("标题")
-    table.add_column("分数", justify="right")
-    table.add_column("元数据")
-    for i, c in enumerate(answer.citations, 1):
-        meta = format_metadata({k: v for k, v in c.metadata.items() if k != "source"}, limit=3)
-        table.add_row(str(i), escape(c.title), fmt_score(c.score), escape(meta))
-    console.print(table)
+    console.print(f"[dim]{escape(how_answered(answer))}[/]{verdict}")
+    if answer.citations:
+        console.print(sources_table(answer.citations, console))
