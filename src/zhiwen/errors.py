@@ -30,6 +30,8 @@ them into ``{code, message, data}`` with the HTTP status below; the CLI prints `
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -122,7 +124,68 @@ class NotFound(ZhiwenError):
 
 
 class KnowledgeBaseNotFound(NotFound):
+    """A KB that is not there. Raise it with :func:`kb_not_found`, whose message says how to build
+    it (the app's setup, or ``zhiwen index``) and whose ``data`` carries ``kb``, ``app`` and
+    ``setup_command``."""
+
     user_message = "知识库不存在"
+
+
+@dataclass(frozen=True, slots=True)
+class SetupHint:
+    """How a missing KB comes to be: ``command`` builds it; ``app`` owns it (None: no app does).
+
+    ``app_kbs`` is set when the name asked for is an app's own name rather than one of its KBs
+    (``kb=policy``): the app's KBs, so the message can name them.
+    """
+
+    command: str
+    app: str | None = None
+    app_kbs: tuple[str, ...] = ()
+
+
+def index_hint(kb: str) -> SetupHint:
+    """A KB no app owns: documents make it."""
+    return SetupHint(f"zhiwen index --kb {kb} <目录>")
+
+
+# The engine below the apps cannot know which app owns which KB; the app registry
+# (``zhiwen.appkit.registry.load_apps``) tells it here once the apps are loaded.
+_setup_hints: Callable[[str], SetupHint] = index_hint
+
+
+def set_setup_hints(lookup: Callable[[str], SetupHint] | None) -> None:
+    """Install the KB name → :class:`SetupHint` lookup every "KB not found" uses (None: reset)."""
+    global _setup_hints
+    _setup_hints = lookup or index_hint
+
+
+def setup_hint(kb: str) -> SetupHint:
+    return _setup_hints(kb)
+
+
+def kb_not_found(name: str, detail: str = "") -> KnowledgeBaseNotFound:
+    """The one "KB not found" error: 404 / 3004 with the command that builds it.
+
+    Example::
+
+        >>> str(kb_not_found("notes").message)
+        '知识库不存在：notes（导入文档即可建立：zhiwen index --kb notes <目录>）'
+        >>> kb_not_found("policy_visa").data["setup_command"]   # with the apps loaded
+        'zhiwen policy setup ../shared/data'
+    """
+    hint = setup_hint(name)
+    if hint.app is None:
+        message = f"知识库不存在：{name}（导入文档即可建立：{hint.command}）"
+    elif hint.app_kbs:
+        message = (
+            f"{name} 是应用名，不是知识库（它的知识库：{'、'.join(hint.app_kbs)}）；"
+            f"尚未建立时请先运行 {hint.command}"
+        )
+    else:
+        message = f"知识库 {name} 尚未建立：请先运行 {hint.command}"
+    data = {"kb": name, "app": hint.app, "setup_command": hint.command}
+    return KnowledgeBaseNotFound(detail or f"no knowledge base named {name!r}", message=message, data=data)
 
 
 class PayloadTooLarge(ZhiwenError):

@@ -3,8 +3,11 @@
 * :func:`get_settings_dep` — the app's static :class:`~zhiwen.config.Settings`.
 * :func:`get_dynamic_settings_dep` — the runtime-editable :class:`DynamicSettingsService`.
 * :func:`get_kb_registry` — the app's :class:`KBRegistry`; ``await registry.aget(name)`` opens a
-  KB in the thread pool and raises :class:`~zhiwen.errors.KnowledgeBaseNotFound` (404 / 3004
-  ``知识库不存在``) for an unknown name. Tests override this dependency to inject a fake KB.
+  KB in the thread pool and raises :class:`~zhiwen.errors.KnowledgeBaseNotFound` (404 / 3004,
+  naming the command that builds it: :func:`zhiwen.errors.kb_not_found`) for an unknown name.
+  Tests override this dependency to inject a fake KB.
+* :func:`app_dependency` — an app's routes get their app; :func:`app_set_up` also refuses (404,
+  naming the setup command) while none of the app's KBs is built.
 * :func:`get_kb` — dependency for routes with a ``{kb}`` path (or ``?kb=`` query) parameter.
 * :func:`get_access` — who calls and what they may do (:class:`Access`): the one authentication
   dependency, applied to every router but ``/healthz`` and the web UI. Once a key or the admin
@@ -108,8 +111,11 @@ class KBRegistry:
         from zhiwen.kb import open_kb
 
         if not _NAME_RE.match(name or ""):
+            # no command would build a KB of that name: say which names are possible instead
             raise KnowledgeBaseNotFound(
-                f"invalid knowledge base name {name!r}", message=f"知识库不存在：{name}"
+                f"invalid knowledge base name {name!r}",
+                message=f"知识库不存在：{name}（名称只能由字母、数字、_、- 和汉字组成，最长 64 个字符）",
+                data={"kb": name, "app": None, "setup_command": None},
             )
         return open_kb(name, settings=self.settings)
 
@@ -175,6 +181,23 @@ def app_dependency(name: str) -> Callable[[Request], BaseApp]:
 
     def the_app(request: Request) -> BaseApp:
         return get_apps(request)[name]
+
+    return the_app
+
+
+def app_set_up(name: str) -> Callable[[Request], BaseApp]:
+    """:func:`app_dependency`, refusing an app not set up: when none of its required KBs is built
+    yet, 404 / 3004 naming its setup (``请先运行 zhiwen policy setup ../shared/data``, and
+    ``data.extra.setup_command``). One KB of several missing is the app's to handle: it answers
+    from the others and says which is missing (the message names the setup too)."""
+
+    def the_app(request: Request) -> BaseApp:
+        apps = get_apps(request)
+        app = apps[name]
+        required = [spec.name for spec in app.kbs if spec.required]
+        if required and not set(required) & set(get_kb_registry(request).names()):
+            raise apps.not_set_up(app, required)
+        return app
 
     return the_app
 

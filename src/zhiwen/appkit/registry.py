@@ -17,6 +17,8 @@ Example::
     >>> registry.for_kb("recipes").title       # the app that answers a KB whose kb.json says app=recipes
     >>> registry.answerer(None).name             # a KB no app claims: generic QA
     'qa'
+    >>> registry.setup_hint("policy_visa").command   # how a missing KB is built
+    'zhiwen policy setup ../shared/data'
 """
 
 from __future__ import annotations
@@ -31,10 +33,19 @@ from pathlib import Path
 
 from zhiwen.appkit.app import BaseApp, Loader
 from zhiwen.appkit.qa import GENERIC_QA
+from zhiwen.errors import KnowledgeBaseNotFound, SetupHint, index_hint, set_setup_hints
 
 log = logging.getLogger(__name__)
 
 GROUP = "zhiwen.apps"
+#: the data folder an app's setup is pointed at in every hint: the built-in apps read the shared
+#: data beside the checkout, as in the README's quickstart
+SETUP_DATA = "../shared/data"
+
+
+def setup_command(app: BaseApp) -> str:
+    """``zhiwen policy setup ../shared/data``: the command that builds ``app``'s KBs."""
+    return f"zhiwen {app.name} setup {SETUP_DATA}"
 
 
 class AppLoadError(RuntimeError):
@@ -95,6 +106,31 @@ class AppRegistry(Mapping[str, BaseApp]):
         """
         return self.for_kb(kb_app) or GENERIC_QA
 
+    def owner(self, kb: str) -> BaseApp | None:
+        """The app that declares a KB named ``kb`` (its setup builds it), or None."""
+        return next((a for a in self._apps.values() if any(s.name == kb for s in a.kbs)), None)
+
+    def setup_hint(self, kb: str) -> SetupHint:
+        """How a missing KB ``kb`` is built: its app's setup, or ``zhiwen index`` for a KB no app
+        declares. An app's own name (``policy``) is answered with the app's KBs and setup."""
+        app = self.owner(kb)
+        if app is not None:
+            return SetupHint(setup_command(app), app.name)
+        named = self._apps.get(kb)
+        if named is not None and named.kbs:
+            return SetupHint(setup_command(named), named.name, tuple(s.name for s in named.kbs))
+        return index_hint(kb)
+
+    def not_set_up(self, app: BaseApp, missing: Iterable[str]) -> KnowledgeBaseNotFound:
+        """404 / 3004 for an app whose KBs ``missing`` are not built, naming its setup."""
+        names = list(missing)
+        command = setup_command(app)
+        return KnowledgeBaseNotFound(
+            f"app {app.name!r} lacks knowledge bases {names}",
+            message=f"{app.title or app.name}的知识库尚未建立：请先运行 {command}",
+            data={"kb": names[0] if names else None, "kbs": names, "app": app.name, "setup_command": command},
+        )
+
     def formats(self) -> dict[str, tuple[BaseApp, Loader]]:
         """Ingest formats the apps add, ``name → (app, loader)``."""
         out: dict[str, tuple[BaseApp, Loader]] = {}
@@ -128,5 +164,11 @@ def build_registry(specs: Iterable[AppSpec], disabled: set[str] | None = None) -
 
 @lru_cache(maxsize=1)
 def load_apps() -> AppRegistry:
-    """The installed apps, loaded once per process; raises :class:`AppLoadError` on a broken one."""
-    return build_registry(installed_specs())
+    """The installed apps, loaded once per process; raises :class:`AppLoadError` on a broken one.
+
+    From then on every "KB not found" of this process names the command that builds the KB
+    (:func:`zhiwen.errors.kb_not_found`): the app's setup, or ``zhiwen index``.
+    """
+    registry = build_registry(installed_specs())
+    set_setup_hints(registry.setup_hint)
+    return registry

@@ -364,9 +364,9 @@ def kb_delete(
     from zhiwen.kb import delete_kb, list_kbs
 
     if name not in list_kbs():
-        from zhiwen.errors import KnowledgeBaseNotFound
+        from zhiwen.errors import kb_not_found
 
-        raise KnowledgeBaseNotFound(f"no knowledge base named {name!r}", message=f"知识库不存在：{name}")
+        raise kb_not_found(name)
     if not yes and not typer.confirm(f"确定删除知识库「{name}」？此操作不可恢复", default=False):
         console.print("已取消")
         raise typer.Exit(1)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from zhiwen.config import Settings, get_settings
-from zhiwen.errors import InvalidParameter, KnowledgeBaseNotFound
+from zhiwen.errors import InvalidParameter, kb_not_found
 from zhiwen.kb.config import FIXED_FIELDS, KBConfig, check_name, load_config, new_config
 from zhiwen.kb.diskfaults import disk_errors
 from zhiwen.kb.knowledge_base import KnowledgeBase, config_stamp
@@ -74,7 +74,8 @@ def _reconcile(kb: KnowledgeBase, config: Mapping[str, Any]) -> None:
 def open_kb(
     name: str, *, settings: Settings | None = None, create: bool = False, **config: Any
 ) -> KnowledgeBase:
-    """Open KB ``name`` (``KnowledgeBaseNotFound`` if absent and not ``create``).
+    """Open KB ``name`` (``KnowledgeBaseNotFound`` naming the command that builds it, if absent
+    and not ``create``).
 
     ``config`` sets KBConfig fields at creation (embedder, app, …); unknown keys go to
     ``extra``. For an existing KB, fixed fields (embedder, store, …) must match; ``app`` and
@@ -104,11 +105,7 @@ def open_kb(
             kb = _create(cfg, path, settings)
             log.info("created knowledge base %s (%s, dim %s) at %s", name, cfg.embedder, cfg.dim, path)
         else:
-            raise KnowledgeBaseNotFound(
-                f"no knowledge base named {name!r} in {settings.kb_root}",
-                message=f"知识库不存在：{name}",
-                data={"kb": name},
-            )
+            raise kb_not_found(name, f"no knowledge base named {name!r} in {settings.kb_root}")
         _OPEN[key] = kb
         return kb
 
@@ -158,7 +155,7 @@ def delete_kb(name: str, settings: Settings | None = None) -> None:
     check_name(name)
     path = settings.kb_root / name
     if not (path / "kb.json").is_file():
-        raise KnowledgeBaseNotFound(f"no knowledge base named {name!r}", message=f"知识库不存在：{name}")
+        raise kb_not_found(name)
     cfg = load_config(path, name)
     from zhiwen.kb.background import forget_kb
 

@@ -2,7 +2,8 @@
 
 * An **app** model (one per installed app, by its name) is answered by the app
   over its own KBs. It is listed even before its KBs are built (``metadata.ready: false``); asking
-  it then gives 404 ``model_not_ready`` naming the setup command.
+  it then gives 404 ``model_not_ready`` naming the setup command (so does one of its KBs asked
+  for by name before the setup built it).
 * A **KB** model (``id`` = KB name) is answered like ``POST /api/v1/qa``: by the app named in
   the KB's ``kb.json``, else by generic QA. A KB with an app's name is that app's model (listed
   once).
@@ -31,7 +32,7 @@ from zhiwen.api.openai.errors import ModelNotFound, ModelNotReady
 from zhiwen.api.openai.schemas import ModelCard, ModelMetadata
 from zhiwen.appkit.app import BaseApp
 from zhiwen.appkit.deps import OPEN_ACCESS, Access, KBRegistry
-from zhiwen.appkit.registry import AppRegistry
+from zhiwen.appkit.registry import AppRegistry, setup_command
 from zhiwen.kb.config import KBConfig, load_config
 
 log = logging.getLogger(__name__)
@@ -80,10 +81,7 @@ def missing_kbs(app: BaseApp, names: set[str]) -> list[str]:
 
 
 def setup_hint(app: BaseApp, missing: list[str]) -> str:
-    return (
-        f"应用「{app.title or app.name}」的知识库尚未构建：{'、'.join(missing)}。"
-        f"请先运行 zhiwen {app.name} setup DATA_DIR"
-    )
+    return f"{app.title or app.name}的知识库尚未建立（{'、'.join(missing)}）：请先运行 {setup_command(app)}"
 
 
 def options_schema(app: BaseApp) -> dict[str, Any] | None:
@@ -190,4 +188,9 @@ def resolve_model(model: str, apps: AppRegistry, kbs: KBRegistry) -> ModelTarget
         config = _kb_config(kbs, model)
         answerer = apps.answerer(config.app if config else None)
         return ModelTarget(id=model, kind="kb", answerer=answerer, kb=model)
+    owner = apps.owner(model)
+    if owner is not None:  # an app's KB not built yet: its setup builds it
+        raise ModelNotReady(
+            f"KB {model!r} of app {owner.name!r} not built", message=setup_hint(owner, [model]), param="model"
+        )
     raise ModelNotFound(model)

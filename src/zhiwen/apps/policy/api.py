@@ -17,7 +17,8 @@ question, strategy, fallback_reason), ``sources``, ``delta`` (``{"text": …}``,
 
 Errors: empty question → 422 / 3003; ``top_n`` outside 1..``max_top_n`` → 422 / 3003; wrong
 types (``top_n: "x"``, a bad ``as_of`` date) → 422 / 3002; missing question → 422 / 3001. LLM,
-classifier, rewrite and KB failures are never errors: they fall back (``fallback_reason``).
+classifier, rewrite and KB failures are never errors: they fall back (``fallback_reason``); but
+before ``zhiwen policy setup`` (none of its KBs built) → 404 / 3004 naming that command.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from starlette.concurrency import run_in_threadpool
 
 from zhiwen.appkit import AppContext, AskRequest, Citation, conversation
 from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, BaseApp, ChatTurn
-from zhiwen.appkit.deps import Question, app_dependency, get_app_context, get_caller
+from zhiwen.appkit.deps import Question, app_set_up, get_app_context, get_caller
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
 
@@ -103,7 +104,7 @@ async def policy_ask(
     body: PolicyAskIn,
     ctx: AppContext = Depends(get_app_context),
     caller: str = Depends(get_caller),
-    app: BaseApp = Depends(app_dependency(APP)),
+    app: BaseApp = Depends(app_set_up(APP)),
 ) -> Any:
     settings = policy_settings(ctx.settings)
     top_n = check_top_n(body.top_n, settings)  # 4xx before any work or stream starts

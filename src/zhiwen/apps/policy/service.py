@@ -40,7 +40,7 @@ from zhiwen.appkit.app import AppContext
 from zhiwen.appkit.conversation import standalone_of
 from zhiwen.conversation.model import user_questions
 from zhiwen.conversation.vocabulary import Vocabulary
-from zhiwen.errors import InvalidParameter, ZhiwenError
+from zhiwen.errors import InvalidParameter, ZhiwenError, kb_not_found
 from zhiwen.understand.classify import Classification
 
 from . import answer as compose
@@ -178,6 +178,15 @@ def open_kbs(ctx: AppContext, names: list[str]) -> tuple[list[KnowledgeBase], di
     return kbs, errors
 
 
+def require_set_up(ctx: AppContext, opened: Sequence[KnowledgeBase], errors: Mapping[str, str]) -> None:
+    """No KB could be opened and none of them exists: the app is not set up, and the question is
+    refused with the command that sets it up (404 / 3004) rather than answered from nothing."""
+    from zhiwen.kb import list_kbs
+
+    if not opened and errors and not set(errors) & set(list_kbs(ctx.settings)):
+        raise kb_not_found(next(iter(errors)))
+
+
 def kb_config(settings: PolicySettings) -> PolicyKBConfig:
     cfg = load_kb_config(settings.kb_config)
     overrides = {"visa": settings.visa_kb, "airline": settings.airline_kb, "general": settings.general_kb}
@@ -249,6 +258,7 @@ def prepare(
     spec_kbs, kb_errors = open_kbs(ctx, spec_names or cfg.kb_names(intent))
     general_kbs, general_errors = open_kbs(ctx, [cfg.general_kb().name])
     kb_errors.update(general_errors)
+    require_set_up(ctx, spec_kbs + general_kbs, kb_errors)
     if kb_errors and intent != "other":
         fallback = _fallback(fallback, "kb_missing")
 
