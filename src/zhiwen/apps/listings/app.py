@@ -81,7 +81,7 @@ class ListingsOptions(BaseModel):
 class ListingsApp(BaseApp):
     name = "listings"
     title = "房源搜索"
-    description = "二手房源问答：预算、区域、户型、面积与特殊要求，带匹配度与匹配理由（seed 000）"
+    description = "二手房源问答：预算、区域、户型、面积与特殊要求，带匹配度与匹配理由"
     kbs = (KBSpec("listings", "链家二手房挂牌房源（2019 年快照，五城）"),)
     options_model = ListingsOptions
 

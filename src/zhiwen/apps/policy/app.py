@@ -43,7 +43,7 @@ class PolicyOptions(BaseModel):
 class PolicyApp(BaseApp):
     name = "policy"
     title = "政策问答"
-    description = "出入境免签、机组人员与相关法规问答：意图分类、问题改写、双问题检索与独立重排序（seed 001）"
+    description = "出入境免签、机组人员与相关法规问答：意图分类、问题改写、双问题检索与独立重排序"
     kbs = (
         KBSpec("policy_visa", "免签库：各国免签政策表与政策说明"),
         KBSpec("policy_airline", "航司库：机组、过境、口岸相关条款"),

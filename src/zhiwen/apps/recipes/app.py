@@ -40,7 +40,7 @@ def _dishes_dir(data_dir: Path) -> Path:
 class RecipesApp(BaseApp):
     name = "recipes"
     title = "菜谱问答"
-    description = "HowToCook 菜谱问答：某道菜怎么做、按分类和难度推荐、烹饪常识（seed 002）"
+    description = "HowToCook 菜谱问答：某道菜怎么做、按分类和难度推荐、烹饪常识"
     kbs = (KBSpec("recipes", "HowToCook 菜谱（每道菜一篇，含分类与难度）"),)
 
     def formats(self) -> Mapping[str, Loader]:
