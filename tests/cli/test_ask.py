@@ -25,7 +25,8 @@ def test_ask_recipes_rich(zw: Invoke, md_dir: Path) -> None:
     r = zw("ask", "--kb", "recipes", "宫保鸡丁怎么做")
     assert r.exit_code == 0, r.output
     assert "未配置大模型" in r.output and "【操作】" in r.output and "鸡丁下锅" in r.output
-    assert "来源" in r.output and "宫保鸡丁的做法" in r.output and "detail" in r.output
+    assert "来源" in r.output and "宫保鸡丁的做法" in r.output and "路由：做法详情" in r.output
+    assert "meat_dish/宫保鸡丁.md" in r.output  # the source's file, not its hash or size
 
 
 def test_ask_recipes_json(zw: Invoke, md_dir: Path) -> None:

@@ -81,7 +81,7 @@ def test_dense_skip_then_rerun_resumes_and_info_shows_coverage(zw: Invoke, md_di
     assert summary["vectors_missing"] == summary["chunks"] and summary["dense_coverage"] == 0.0
     assert json.loads(zw("search", "--kb", "r", "--mode", "bm25", "--json", "豆腐").stdout)["hits"]
     info = zw("kb", "info", "r")
-    assert "dense_coverage" in info.stdout and "0.0%" in info.stdout and "补全" in info.stdout
+    assert "向量覆盖率" in info.stdout and "0.0%" in info.stdout and "补全" in info.stdout
     again = zw("index", "--kb", "r", str(md_dir))  # the same command: only the vectors are missing
     assert again.exit_code == 0 and "内容与已有索引一致" in again.stdout
     info = json.loads(zw("kb", "info", "r", "--json").stdout)
@@ -103,7 +103,7 @@ def test_kb_list_info_delete(zw: Invoke, md_dir: Path) -> None:
     assert [k["name"] for k in listing["kbs"]] == ["r1"] and listing["kbs"][0]["embedder"] == "hash"
     assert "r1" in zw("kb", "list").stdout
     info = zw("kb", "info", "r1")
-    assert info.exit_code == 0 and "documents" in info.stdout
+    assert info.exit_code == 0 and "文档数" in info.stdout and "documents" not in info.stdout
     assert json.loads(zw("kb", "info", "r1", "--json").stdout)["documents"] == 3
     cancelled = zw("kb", "delete", "r1", input="n\n")
     assert cancelled.exit_code != 0 and "已取消" in cancelled.stdout

@@ -20,7 +20,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rich import box
@@ -102,14 +102,15 @@ def _needs(table: Table, console: Console) -> tuple[int, int]:
         head = _width(console, column.header) if table.show_header else 0
         widest = max((_width(console, cell) for cell in column.cells), default=0)
         natural += max(head, widest)
-        readable += max(head, min(widest, MIN_READABLE))
+        readable += max(head, min(widest, column.min_width or MIN_READABLE))
     frame = _frame(table, len(table.columns))
     return natural + frame, readable + frame
 
 
 def fit(table: Table, console: Console, width: int | None = None) -> RenderableType:
     """``table`` with folding cells when its columns fit ``width`` (default: the console's),
-    else the same rows as key/value records (:func:`records`)."""
+    else the same rows as key/value records (:func:`records`). A column's ``min_width`` is the
+    width it needs to be read (default :data:`MIN_READABLE`)."""
     width = width or console.width
     _, readable = _needs(table, console)
     if readable <= width:
@@ -168,8 +169,11 @@ def page_text(page: int | None, page_end: int | None, fmt: str = "") -> str:
     return f"第{page}页"
 
 
-def where(citation: Citation) -> str:
-    """Where a source is: its file, page and section, e.g. ``手册.pdf · 第3页 · 第二章 > 导入``."""
+def where(citation: Citation | Mapping[str, Any]) -> str:
+    """Where a source is: its file, page and section, e.g. ``手册.pdf · 第3页 · 第二章 > 导入``
+    (a citation, or one as an app's ``data`` carries it)."""
+    if not isinstance(citation, Citation):
+        citation = Citation.model_validate({"id": "", **citation})
     fmt = str(citation.metadata.get("format") or "")
     parts = (citation.source, page_text(citation.page, citation.page_end, fmt), citation.section)
     return " · ".join(p for p in parts if p) or "—"

@@ -17,6 +17,7 @@ from rich.table import Table
 from zhiwen.appkit import BaseApp
 from zhiwen.appkit.console import EXIT_FAILURE, console, err_console, print_json, run_cli
 from zhiwen.appkit.registry import AppLoadError, AppRegistry, load_apps
+from zhiwen.appkit.view import fit
 
 
 def _routes(app: BaseApp) -> list[str]:
@@ -58,15 +59,16 @@ def register(app: typer.Typer) -> None:
         for col in ("应用", "名称", "知识库", "导入格式", "命令"):
             table.add_column(col)
         for r in rows:
-            kbs = "、".join(str(k["name"]) for k in r["kbs"])  # type: ignore[attr-defined]
+            # one KB a line: 「advisor_policy、adv…」 was all 80 columns left of the list
+            kbs = "\n".join(str(k["name"]) for k in r["kbs"])  # type: ignore[attr-defined]
             table.add_row(
                 str(r["name"]),
                 escape(str(r["title"])),
                 escape(kbs),
-                "、".join(r["formats"]) or "—",  # type: ignore[arg-type]
+                "\n".join(r["formats"]) or "—",  # type: ignore[arg-type]
                 f"zhiwen {r['name']} --help" if r["cli"] else "—",
             )
-        console.print(table)
+        console.print(fit(table, console))
 
     for a in registry.values():
         group = a.cli()

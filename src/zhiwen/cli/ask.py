@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
     @app.command("ask")
     @run_cli
     def ask(
-        question: str = typer.Argument(..., help="问题，例如「怎么创建知识库」"),
+        question: str = typer.Argument(..., metavar="问题", help="问题，例如「怎么创建知识库」"),
         kb: str = typer.Option(..., "--kb", help="知识库名称"),
         json_output: bool = typer.Option(False, "--json", help="输出 JSON"),
         top_k: int | None = typer.Option(None, "--top-k", min=1, max=50, help="来源数量"),
@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         session: str | None = typer.Option(
             None,
             "--session",
-            help="会话 ID：同一会话的追问（「它…」「那…呢」）结合前面的问答理解，跨多次运行保存",
+            help="会话 ID：同一会话里的追问（如「它要炖多久」）结合前面的问答理解，跨多次运行保存",
         ),
     ) -> None:
         """向知识库提问：由知识库所属的应用（如 recipes、listings）回答，并列出来源。"""

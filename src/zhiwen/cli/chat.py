@@ -98,7 +98,9 @@ def register(app: typer.Typer) -> None:
     @app.command("chat")
     @run_cli
     def chat(
-        target: str | None = typer.Argument(None, help="应用名（如 recipes、policy）或知识库名"),
+        target: str | None = typer.Argument(
+            None, metavar="应用或知识库", help="应用名（如 recipes、policy）或知识库名"
+        ),
         kb: str | None = typer.Option(None, "--kb", help="知识库名称（与应用名二选一）"),
     ) -> None:
         """在终端里多轮对话：追问会结合前面的问答理解（/new 新对话，/exit 退出）。"""

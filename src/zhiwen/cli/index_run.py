@@ -23,6 +23,7 @@ import typer
 from rich.table import Table
 
 from zhiwen.appkit.console import EXIT_INTERRUPTED, console, err_console, exit_code_for, print_error
+from zhiwen.appkit.view import fit
 from zhiwen.errors import ZhiwenError
 from zhiwen.kb.interrupt import exit_now
 
@@ -183,7 +184,7 @@ class IndexRun:
         for col in cols:
             table.add_column(col, justify="right")
         table.add_row(*cols.values())
-        console.print(table)
+        console.print(fit(table, console))  # one record per line when 80 columns cannot hold it
         if report.resumed and report.embedded:
             console.print(f"已恢复 {report.resumed:,} 段落的向量（已有或已缓存，无需重新计算）")
         if report.vectors_missing and self.dense == "skip":

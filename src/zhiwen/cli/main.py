@@ -6,9 +6,13 @@ import importlib
 
 import typer
 
+from zhiwen.cli import zh
+
+zh.install()  # typer's and click's own words (help, usage, errors) in Chinese, before any command
+
 app = typer.Typer(
     name="zhiwen",
-    help="知问 zhiwen — Chinese-first offline RAG: index, search, evaluate, serve, ask.",
+    help="知问 zhiwen：中文离线知识库问答。导入文档，检索，评测，启动服务，提问。",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

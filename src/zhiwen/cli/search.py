@@ -34,6 +34,8 @@ from zhiwen.appkit.console import (
     run_cli,
     snippet,
 )
+from zhiwen.appkit.view import fit
+from zhiwen.cli.zh import setting
 from zhiwen.documents import Document, SearchHit
 from zhiwen.errors import InvalidParameter
 from zhiwen.resilience.text import require_clean_text
@@ -46,15 +48,19 @@ if TYPE_CHECKING:
 
 
 def search_command(
-    query: str = typer.Argument(..., help="查询内容"),
+    query: str = typer.Argument(..., metavar="查询", help="查询内容"),
     kb: str = typer.Option(..., "--kb", "-k", help="知识库名称"),
-    mode: str | None = typer.Option(None, "--mode", "-m", help="bm25 | dense | hybrid（默认取配置：hybrid）"),
+    mode: str | None = typer.Option(
+        None, "--mode", "-m", help=f"bm25 | dense | hybrid（默认 {setting('retrieval.default_mode')}）"
+    ),
     filters: list[str] = typer.Option(
         [], "--filter", help="元数据过滤，可重复：key=value、key!=v、key>=3、key<=3、key=a|b"
     ),
     top_k: int = typer.Option(10, "--top-k", "-n", help="返回条数"),
     parents: bool = typer.Option(False, "--parents", help="按父文档聚合（一篇文档只出现一次）"),
-    fusion: str | None = typer.Option(None, "--fusion", help="混合检索融合方式：rrf | weighted"),
+    fusion: str | None = typer.Option(
+        None, "--fusion", help=f"混合检索融合方式：rrf | weighted（默认 {setting('retrieval.fusion')}）"
+    ),
     alpha: float | None = typer.Option(None, "--alpha", help="weighted 融合中向量分支的权重 0-1"),
     candidates: int | None = typer.Option(None, "--candidates", help="每个分支的候选数"),
     as_json: bool = typer.Option(False, "--json", help="输出 JSON"),
@@ -151,15 +157,15 @@ def _show_parents(search: _Search) -> None:
         ("命中段落", {"justify": "right"}),
     ):
         table.add_column(col, **kw)  # type: ignore[arg-type]
-    table.add_column("标题")
-    table.add_column("元数据")
+    table.add_column("标题", min_width=12)
+    table.add_column("元数据", min_width=16)
     for i, p in enumerate(parent_hits, 1):
         table.add_row(
             str(i),
             fmt_score(p.score),
             str(len(p.matched_chunks)),
             escape(p.document.title or p.document.id),
-            escape(format_metadata(p.document.metadata)),
+            escape(_metadata(p.document.metadata)),
         )
     _print(table, len(parent_hits))
 
@@ -223,9 +229,9 @@ def _chunk_table(query: str, mode: str, fusion: str | None, seconds: float, hits
     table.add_column("得分", justify="right")
     table.add_column("BM25", justify="right")
     table.add_column("向量", justify="right")
-    table.add_column("标题")
-    table.add_column("片段", ratio=3)
-    table.add_column("元数据", ratio=1)
+    table.add_column("标题", min_width=12)
+    table.add_column("片段", ratio=3, min_width=24)
+    table.add_column("元数据", ratio=1, min_width=16)
     for i, h in enumerate(hits, 1):
         bm25 = fmt_score(h.bm25_score, 2) + (f" #{h.bm25_rank}" if h.bm25_rank else "")
         vec = fmt_score(h.vector_score) + (f" #{h.vector_rank}" if h.vector_rank else "")
@@ -237,18 +243,25 @@ def _chunk_table(query: str, mode: str, fusion: str | None, seconds: float, hits
             vec,
             escape(str(section or h.chunk.title or h.chunk.doc_id)),
             escape(snippet(h.chunk.text, 120)),
-            escape(
-                format_metadata(
-                    {k: v for k, v in h.chunk.metadata.items() if k not in ("section", "chunk_index")}
-                )
-            ),
+            escape(_metadata(h.chunk.metadata)),
         )
     return table
 
 
+#: bookkeeping a reader has no use for (the file's hash and size, chunk counters)
+_HIDDEN_METADATA = frozenset({"section", "chunk_index", "chunks", "bytes", "file_sha256"})
+
+
+def _metadata(metadata: dict[str, Any]) -> str:
+    """The metadata worth reading, file and page first."""
+    shown = {k: v for k, v in metadata.items() if k not in _HIDDEN_METADATA}
+    first: dict[str, Any] = {k: shown.pop(k) for k in ("source", "page", "page_end") if k in shown}
+    return format_metadata({**first, **shown})
+
+
 def _print(table: Table, n: int) -> None:
     if n:
-        console.print(table)
+        console.print(fit(table, console))
     else:
         console.print("[dim]没有找到匹配的结果。[/]")
 

