@@ -1,4 +1,4 @@
-"""``zhiwen listings setup|ask``: seed 000's property search on the command line.
+"""``zhiwen listings setup|ask``: the property search on the command line.
 
 ``zhiwen ask --kb listings "…"`` reaches the same app through the KB's ``app`` field. Prints a
 table of the listings and the answer, or with ``--json`` exactly the ``data`` of ``POST /ask``.
@@ -24,8 +24,9 @@ from rich.table import Table
 
 from zhiwen.appkit import AskRequest, conversation
 from zhiwen.appkit.app import BaseApp
-from zhiwen.appkit.console import console, print_json, require_question, run_cli, snippet
+from zhiwen.appkit.console import console, print_json, require_question, run_cli
 from zhiwen.appkit.context import build_context
+from zhiwen.appkit.view import fit
 
 
 def _fmt(x: Any, suffix: str = "") -> str:
@@ -75,42 +76,48 @@ def render_understood(result: dict[str, Any], console: Console) -> None:
         console.print(f"[dim]符合条件的房源：{result['total_matches']} 套[/]")
 
 
+def _listing_row(i: int, p: dict[str, Any]) -> list[str]:
+    where = "·".join(str(x) for x in (p.get("district"), p.get("bankuai")) if x)
+    details = "，".join(
+        x
+        for x in (
+            p.get("floor") or "",
+            f"{p['build_year']}年" if p.get("build_year") else "",
+            p.get("decoration") or "",
+            "" if p.get("elevator") is None else ("有电梯" if p["elevator"] else "无电梯"),
+        )
+        if x
+    )
+    return [
+        str(i),
+        f"{p.get('match_percentage', 0)}%",
+        escape(str(p.get("title") or "")),
+        escape(f"{where} {p.get('xiaoqu') or ''}".strip()),
+        f"{_fmt(p.get('layout'))} {_fmt(p.get('area'), '㎡')}",
+        _fmt(p.get("price"), "万"),
+        escape(details),
+    ]
+
+
+def listings_table(props: list[dict[str, Any]], console: Console) -> Any:
+    """The listings as a table, or one record per listing where the terminal is narrow."""
+    table = Table(title="推荐房源")
+    for name, width in (("#", None), ("匹配", None), ("标题", 16), ("位置", 12)):
+        table.add_column(name, min_width=width)
+    for name, width in (("户型", None), ("总价", None), ("详情", 14)):
+        table.add_column(name, min_width=width)
+    for i, p in enumerate(props, start=1):
+        table.add_row(*_listing_row(i, p))
+    return fit(table, console)
+
+
 def render(result: dict[str, Any], console: Console | None = None) -> None:
     """Rich table of the listings + the answer (after what was understood, in a conversation)."""
     console = console or Console()
     render_understood(result, console)
     props = result.get("retrieved_properties") or []
-    table = Table(title="推荐房源", show_lines=False, expand=False)
-    table.add_column("#", no_wrap=True)
-    table.add_column("匹配", no_wrap=True)
-    table.add_column("标题", overflow="fold", max_width=26)
-    table.add_column("位置", overflow="fold")
-    table.add_column("户型", no_wrap=True)
-    table.add_column("总价", no_wrap=True)
-    table.add_column("详情", overflow="fold")
-    for i, p in enumerate(props, start=1):
-        where = "·".join(str(x) for x in (p.get("district"), p.get("bankuai")) if x)
-        details = "，".join(
-            x
-            for x in (
-                p.get("floor") or "",
-                f"{p['build_year']}年" if p.get("build_year") else "",
-                p.get("decoration") or "",
-                "" if p.get("elevator") is None else ("有电梯" if p["elevator"] else "无电梯"),
-            )
-            if x
-        )
-        table.add_row(
-            str(i),
-            f"{p.get('match_percentage', 0)}%",
-            escape(snippet(str(p.get("title") or ""), 26)),
-            escape(f"{where} {p.get('xiaoqu') or ''}".strip()),
-            f"{_fmt(p.get('layout'))} {_fmt(p.get('area'), '㎡')}",
-            _fmt(p.get("price"), "万"),
-            escape(details),
-        )
     if props:
-        console.print(table)
+        console.print(listings_table(props, console))
         for i, p in enumerate(props, start=1):
             console.print(f"[dim]{i}. " + escape("；".join(p.get("match_reasons") or [])) + "[/]")
     console.print()
@@ -138,7 +145,9 @@ def commands(app: BaseApp) -> typer.Typer:
     @group.command("ask")
     @run_cli
     def ask(
-        question: str = typer.Argument(..., help="找房问题，例如「浦东800万以内的两房，要有电梯」"),
+        question: str = typer.Argument(
+            ..., metavar="问题", help="找房问题，例如「浦东800万以内的两房，要有电梯」"
+        ),
         kb: str | None = typer.Option(None, "--kb", help="房源知识库（默认 listings）"),
         max_results: int = typer.Option(3, "--max-results", "-n", min=1, max=50, help="最多返回几套"),
         json_output: bool = typer.Option(False, "--json", help="输出 JSON（即 POST /ask 的 data）"),

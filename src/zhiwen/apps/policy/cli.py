@@ -1,4 +1,4 @@
-"""``zhiwen policy setup|ask``: seed 001's policy QA on the command line.
+"""``zhiwen policy setup|ask``: the policy QA on the command line.
 
 Example::
 
@@ -22,38 +22,71 @@ from rich.table import Table
 from zhiwen.appkit.app import BaseApp
 from zhiwen.appkit.console import console, print_json, require_question, run_cli, snippet
 from zhiwen.appkit.context import build_context
+from zhiwen.appkit.view import fit, where
 
 STRATEGY_ZH = {"dual": "双问题检索", "single": "单问题检索"}
+#: the classifier's intents (``data["intent"]``) as a reader says them
+INTENT_ZH = {
+    "visa_free": "免签政策",
+    "airline_visa_free": "机组人员免签",
+    "both": "免签政策与机组人员",
+    "other": "其他法规问题",
+}
+#: why the dual retrieval fell back to one question (``data["fallback_reason"]``)
+FALLBACK_ZH = {
+    "classifier_disabled": "未启用意图分类",
+    "classifier_timeout": "意图分类超时",
+    "classifier_bad_output": "意图分类的模型回复有误",
+    "classifier_error": "意图分类失败",
+    "kb_missing": "专业知识库尚未建立",
+    "kb_error": "知识库检索出错",
+    "rewrite_timeout": "问题改写超时",
+    "rewrite_bad_output": "问题改写的模型回复有误",
+    "rewrite_error": "问题改写失败",
+}
+
+
+def _fallback_text(code: str) -> str:
+    if code in FALLBACK_ZH:
+        return FALLBACK_ZH[code]
+    return "意图分类未完成" if code.startswith("classifier_") else "问题改写未完成"
+
+
+def _sources_table(sources: list[dict[str, Any]], out: Console) -> Any:
+    table = Table(title="来源")
+    table.add_column("#")
+    table.add_column("知识库", min_width=12)
+    table.add_column("标题", min_width=12)
+    table.add_column("出处", min_width=16)
+    table.add_column("得分")
+    table.add_column("片段", min_width=24)
+    for i, s in enumerate(sources, 1):
+        score = s.get("rerank_score") if s.get("rerank_score") is not None else s.get("score")
+        table.add_row(
+            str(i),
+            escape(str(s.get("kb") or "")),
+            escape(str(s.get("title") or s.get("id"))),
+            escape(where(s)),
+            "—" if score is None else f"{float(score):.3f}",
+            escape(snippet(str(s.get("text") or ""), 60)),
+        )
+    return fit(table, out)
 
 
 def render(data: dict[str, Any], out: Console | None = None) -> None:
     """Intent and rewrite, a table of sources, then the answer."""
     out = out or console
     strategy = str(data.get("strategy"))
-    line = f"意图：{data.get('intent')}　策略：{STRATEGY_ZH.get(strategy, strategy)}"
+    intent = str(data.get("intent"))
+    line = f"意图：{INTENT_ZH.get(intent, intent)}　策略：{STRATEGY_ZH.get(strategy, strategy)}"
     if data.get("fallback_reason"):
-        line += f"　降级原因：{data['fallback_reason']}"
+        line += f"　降级原因：{_fallback_text(str(data['fallback_reason']))}"
     out.print(f"[dim]{escape(line)}[/]")
     if data.get("rewritten_question"):
         out.print(f"[dim]改写问题：{escape(str(data['rewritten_question']))}[/]")
     sources = data.get("sources") or []
     if sources:
-        table = Table(title="来源", expand=False)
-        table.add_column("#", no_wrap=True)
-        table.add_column("知识库", no_wrap=True)
-        table.add_column("标题", overflow="fold", max_width=30)
-        table.add_column("得分", no_wrap=True)
-        table.add_column("片段", overflow="fold", max_width=60)
-        for i, s in enumerate(sources, 1):
-            score = s.get("rerank_score") if s.get("rerank_score") is not None else s.get("score")
-            table.add_row(
-                str(i),
-                escape(str(s.get("kb") or "")),
-                escape(str(s.get("title") or s.get("id"))),
-                "—" if score is None else f"{float(score):.3f}",
-                escape(snippet(str(s.get("text") or ""), 60)),
-            )
-        out.print(table)
+        out.print(_sources_table(sources, out))
     out.print()
     out.print(escape(str(data.get("answer") or "")), highlight=False)
 
@@ -79,7 +112,7 @@ def commands(app: BaseApp) -> typer.Typer:
     @group.command("ask")
     @run_cli
     def ask(
-        question: str = typer.Argument(..., help="问题，例如「中国公民去泰国需要签证吗？」"),
+        question: str = typer.Argument(..., metavar="问题", help="问题，例如「中国公民去泰国需要签证吗？」"),
         top_n: int | None = typer.Option(
             None, "--top-n", "-n", help="来源数（默认 20：专业库 10 + 通用库 10）"
         ),
