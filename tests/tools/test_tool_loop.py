@@ -123,8 +123,8 @@ def test_tool_names_limit_the_schemas_and_pydantic_results_are_dumped(
     ("name", "arguments", "code", "message"),
     [
         ("add", {"a": 3}, 3001, "缺少必需参数：b（第二个加数）"),
-        ("add", {"a": "三", "b": 4}, 3002, "参数类型错误：a"),
-        ("add", {"a": 3, "b": -4}, 2001, "输入参数有误：b（第二个加数，须不小于 0）"),
+        ("add", {"a": "三", "b": 4}, 3002, "参数类型错误：a（第一个加数，应为整数）"),
+        ("add", {"a": 3, "b": -4}, 2001, "输入参数有误：b（第二个加数，必须大于等于 0）"),
         ("multiply", {"a": 3, "b": 4}, 3004, "工具不存在：multiply"),
     ],
 )

@@ -29,32 +29,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from zhiwen.api.openai import errors as openai_errors
 from zhiwen.appkit.envelope import error_response
 from zhiwen.errors import ZhiwenError
+from zhiwen.validation import describe, kind_of, predicate, raw_errors
 
 log = logging.getLogger(__name__)
 
 MISSING = 3001
 WRONG_TYPE = 3002
 INVALID = 3003
-
-# pydantic error types whose cause is the value's type rather than its value
-_TYPE_ERROR_SUFFIXES = ("_type", "_parsing")
-_TYPE_ERRORS = frozenset({"model_attributes_type", "dict_type", "list_type", "is_instance_of"})
-
-_RANGE_TEMPLATES = {
-    "greater_than": "{field} 必须大于 {gt}",
-    "greater_than_equal": "{field} 必须大于等于 {ge}",
-    "less_than": "{field} 必须小于 {lt}",
-    "less_than_equal": "{field} 必须小于等于 {le}",
-    "string_too_short": "{field} 不能为空",
-    "string_too_long": "{field} 过长（最多 {max_length} 个字符）",
-    "too_short": "{field} 至少需要 {min_length} 项",
-    "too_long": "{field} 最多 {max_length} 项",
-    "literal_error": "{field} 取值无效，可选：{expected}",
-    "enum": "{field} 取值无效，可选：{expected}",
-    "string_pattern_mismatch": "{field} 格式无效",
-    "extra_forbidden": "未知参数：{field}",
-}
-
 
 def field_name(loc: Sequence[Any]) -> str:
     """``("body", "filters", "price")`` → ``filters.price``; the body itself → ``body``."""
@@ -65,39 +46,34 @@ def field_name(loc: Sequence[Any]) -> str:
 
 
 def classify_validation_error(err: dict[str, Any]) -> tuple[int, int, str]:
-    """One pydantic error → (http status, seed-003 code, Chinese message)."""
-    etype = str(err.get("type", ""))
+    """One pydantic error → (http status, seed-003 code, Chinese message).
+
+    The wording comes from :mod:`zhiwen.validation` (one table for every interface); a custom
+    ``zhiwen_*`` error (a unit guard, an empty question) is shown as it is.
+    """
     loc = tuple(err.get("loc", ()))
-    ctx = err.get("ctx") or {}
-    if etype == "json_invalid":
+    kind = kind_of(err)
+    if kind == "json":
         pos = loc[1] if len(loc) > 1 else "?"
         return 400, WRONG_TYPE, f"请求体不是合法的 JSON（位置 {pos}）"
     name = field_name(loc)
-    if etype == "missing":
+    if kind == "missing":
         if name == "body":
             return 422, MISSING, "缺少必需参数：请求体（JSON）"
         return 422, MISSING, f"缺少必需参数：{name}"
-    if etype.startswith("zhiwen_"):  # our own PydanticCustomError: message is already Chinese
-        return 422, INVALID, str(err.get("msg", "参数取值无效"))
-    if etype in _TYPE_ERRORS or etype.endswith(_TYPE_ERROR_SUFFIXES):
+    if kind == "type":
         if name == "body":
             return 422, WRONG_TYPE, "参数类型错误：请求体应为 JSON 对象"
-        return 422, WRONG_TYPE, f"参数类型错误：{name}"
-    template = _RANGE_TEMPLATES.get(etype)
-    if template:
-        try:
-            return 422, INVALID, template.format(field=name, **ctx)
-        except (KeyError, IndexError):
-            pass
-    return 422, INVALID, f"参数取值无效：{name}"
+        text = predicate(err)
+        return 422, WRONG_TYPE, f"参数类型错误：{name}" + (f"（{text}）" if text else "")
+    return 422, INVALID, describe(err, name)
 
 
 def _errors_data(errors: Sequence[Any]) -> list[dict[str, Any]]:
-    out = []
-    for e in errors[:20]:
-        loc = e.get("loc", ())
-        name = "body" if e.get("type") == "json_invalid" else field_name(loc)
-        out.append({"field": name, "type": e.get("type"), "msg": e.get("msg")})
+    """pydantic's raw errors for ``data.errors``, each field named as the message names it."""
+    out = raw_errors(errors)
+    for item, err in zip(out, errors, strict=False):
+        item["field"] = "body" if err.get("type") == "json_invalid" else field_name(err.get("loc", ()))
     return out
 
 

@@ -28,6 +28,7 @@ Example::
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Generic, TypeVar
@@ -35,22 +36,15 @@ from typing import Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from zhiwen.errors import MissingParameter, ToolValidationError, WrongParameterType
+from zhiwen.validation import kind_of, predicate, raw_errors
 
 A = TypeVar("A", bound=BaseModel)
 
-_TYPE_ERRORS = ("_type", "_parsing", "type_error", "is_instance_of")
+log = logging.getLogger(__name__)
 
 
 def _field_name(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in loc) or "参数"
-
-
-_BOUNDS = {
-    "greater_than": ("gt", "须大于"),
-    "greater_than_equal": ("ge", "须不小于"),
-    "less_than": ("lt", "须小于"),
-    "less_than_equal": ("le", "须不大于"),
-}
 
 
 def _label(model: type[BaseModel] | None, name: str) -> str:
@@ -60,37 +54,36 @@ def _label(model: type[BaseModel] | None, name: str) -> str:
     return re.split(r"[，,（(；;：:]", text, maxsplit=1)[0].strip()
 
 
-def _explain(first: Mapping[str, Any], label: str) -> str:
-    """``（首付比例，须小于 1）`` — what a person needs to fix the value; empty when nothing is known."""
-    parts = [label] if label else []
-    bound = _BOUNDS.get(str(first.get("type", "")))
-    ctx = first.get("ctx") or {}
-    if bound is not None and bound[0] in ctx:
-        value = ctx[bound[0]]
-        parts.append(f"{bound[1]} {value:g}" if isinstance(value, float) else f"{bound[1]} {value}")
-    return f"（{'，'.join(parts)}）" if parts else ""
-
-
 def validation_error(
     exc: ValidationError, model: type[BaseModel] | None = None
 ) -> ToolValidationError | MissingParameter | WrongParameterType:
     """The first pydantic error as a coded error with seed 003's message naming the field.
 
-    With the arguments' ``model`` the message also gives the field's Chinese name and, for a
-    value out of range, the bound: ``输入参数有误：down_payment_ratio（首付比例，须小于 1）``.
+    The message is Chinese only, worded by :mod:`zhiwen.validation`; with the arguments'
+    ``model`` it also gives the field's Chinese name: ``输入参数有误：method（还款方式，取值无效，
+    可选：'equal_payment'、'equal_principal'）``; a unit guard gives its hint instead
+    (``输入参数有误：rate（利率请按百分数填写，如 3.1 表示 3.1%）``).
+    pydantic's English goes to ``data["errors"]`` and the log, never into the message or detail
+    (the CLI prints both).
     """
-    first = exc.errors()[0]
+    errors = exc.errors(include_url=False)
+    first = errors[0]
     name = _field_name(tuple(first.get("loc", ())))
-    kind = str(first.get("type", ""))
-    detail = f"{name}: {first.get('msg', '')}"
     label = _label(model, name)
-    data = {"field": name, "label": label} if label else {"field": name}
+    data: dict[str, Any] = {"field": name, "label": label} if label else {"field": name}
+    data["errors"] = raw_errors(errors)
+    log.info("invalid tool arguments: %s", data["errors"])
+    kind = kind_of(first)
+    text = predicate(first)
+    if kind == "value" and str(first.get("type", "")).startswith("zhiwen_") and text:
+        return ToolValidationError(message=f"输入参数有误：{name}（{text}）", data=data)  # names its quantity
+    explained = f"（{'，'.join(p for p in (label, text) if p)}）" if (label or text) else ""
     if kind == "missing":
-        return MissingParameter(detail, message=f"缺少必需参数：{name}{_explain({}, label)}", data=data)
-    # int_from_float: 2.5 for an integer field is the wrong type, not a wrong value
-    if any(kind.endswith(t) for t in _TYPE_ERRORS) or kind in ("model_type", "int_from_float"):
-        return WrongParameterType(detail, message=f"参数类型错误：{name}{_explain({}, label)}", data=data)
-    return ToolValidationError(detail, message=f"输入参数有误：{name}{_explain(first, label)}", data=data)
+        label_only = f"（{label}）" if label else ""
+        return MissingParameter(message=f"缺少必需参数：{name}{label_only}", data=data)
+    if kind == "type":
+        return WrongParameterType(message=f"参数类型错误：{name}{explained}", data=data)
+    return ToolValidationError(message=f"输入参数有误：{name}{explained}", data=data)
 
 
 _JSON_TYPES: tuple[tuple[type, str], ...] = (
@@ -129,6 +122,24 @@ def _first_json_type_mismatch(properties: Mapping[str, Any], arguments: Mapping[
     return None
 
 
+_JSON_TYPE_NAMES = {
+    "integer": "整数",
+    "number": "数字",
+    "boolean": "true 或 false",
+    "string": "字符串",
+    "array": "列表",
+    "object": "JSON 对象",
+}
+
+
+def _json_type_error(name: str, prop: Mapping[str, Any], model: type[BaseModel]) -> WrongParameterType:
+    """``参数类型错误：years（贷款年限，应为整数）`` for an argument of the wrong JSON type."""
+    wanted = [_JSON_TYPE_NAMES[t] for t in sorted(_schema_types(prop)) if t in _JSON_TYPE_NAMES]
+    parts = [p for p in (_label(model, name), f"应为{'或'.join(wanted)}" if wanted else "") if p]
+    explained = f"（{'，'.join(parts)}）" if parts else ""
+    return WrongParameterType(message=f"参数类型错误：{name}{explained}", data={"field": name})
+
+
 def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     """OpenAI function schemas are friendlier without ``$defs``: inline every local ``$ref``."""
     defs = schema.pop("$defs", {})
@@ -164,11 +175,7 @@ class Tool(Generic[A]):
             raise WrongParameterType(str(exc), message="参数类型错误：arguments") from None
         wrong = _first_json_type_mismatch(self._properties(), data)
         if wrong is not None:
-            raise WrongParameterType(
-                f"{wrong}: JSON type does not match the schema",
-                message=f"参数类型错误：{wrong}",
-                data={"field": wrong},
-            )
+            raise _json_type_error(wrong, self._properties().get(wrong, {}), self.args_model)
         try:
             return self.args_model.model_validate(data)  # type: ignore[return-value]
         except ValidationError as exc:

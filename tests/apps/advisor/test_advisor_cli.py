@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,9 +80,33 @@ def test_calculators(cli_env: None) -> None:
     assert data["deed_tax"] == 60_000.0 and data["vat"] == 150_000.0 and data["rule"]["id"] == "2024-16"
     bad = runner.invoke(
         AdvisorApp().cli(),
-        ["calc", "loan", "--price", "1", "--down-payment-ratio", "0.3", "--years", "50", "--rate", "3"],
+        ["calc", "loan", "--price", "3000000", "--down-payment-ratio", "0.3", "--years", "50", "--rate", "3"],
     )
     assert bad.exit_code != 0 and "输入参数有误：years" in bad.output
+
+
+LOAN = ["calc", "loan", "--price", "3000000", "--down-payment-ratio", "0.3", "--years", "30", "--rate", "3.1"]
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "hint"),
+    [
+        ("--rate", "0.031", "利率请按百分数填写，如 3.1 表示 3.1%"),
+        ("--down-payment-ratio", "30", "首付比例请按小数填写，如 0.3 表示三成"),
+        ("--price", "300", "房价请按元填写，如 300 万元填 3000000"),
+        ("--years", "360", "360 个月请填 30"),
+        ("--down-payment-ratio", "-0.1", "首付比例，必须大于等于 0"),
+    ],
+)
+def test_a_number_in_the_wrong_unit_is_one_chinese_line_and_a_failure(
+    cli_env: None, option: str, value: str, hint: str
+) -> None:
+    args = list(LOAN)
+    args[args.index(option) + 1] = value
+    bad = runner.invoke(AdvisorApp().cli(), args)
+    assert bad.exit_code != 0 and hint in bad.output and "月供" not in bad.output
+    line = bad.output.strip()
+    assert "\n" not in line and not re.search(r"[A-Za-z]{3,} [a-z]{3,}", line), line  # no English tail
 
 
 def test_setup_builds_everything(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, shared: Path) -> None:

@@ -24,6 +24,17 @@ from pydantic import BaseModel, Field
 
 from zhiwen.apps.advisor.calculators.loan import compute_loan, to_decimal
 from zhiwen.apps.advisor.calculators.tax import compute_tax
+from zhiwen.apps.advisor.calculators.units import (
+    AgentFeeRate,
+    DealPrice,
+    DownPaymentRatio,
+    HomePrice,
+    LoanYears,
+    MonthlyIncome,
+    MonthlyPayment,
+    OriginalPrice,
+    PercentRate,
+)
 from zhiwen.apps.advisor.market import load_market
 from zhiwen.apps.advisor.rules import get_rulebook
 from zhiwen.errors import StoreUnavailable, ToolValidationError
@@ -39,10 +50,10 @@ NATIONAL = "全国"
 
 # -- calculators --------------------------------------------------------------------------------
 class LoanArgs(BaseModel):
-    price: float = Field(gt=0, le=1e10, description="房价（元）")
-    down_payment_ratio: float = Field(ge=0, lt=1, description="首付比例，如 0.3 表示三成")
-    years: int = Field(ge=1, le=30, description="贷款年限（年）")
-    rate: float = Field(ge=0, le=24, description="年利率（%），如 3.1")
+    price: HomePrice = Field(gt=0, le=1e10, description="房价（元），如 300 万元填 3000000")
+    down_payment_ratio: DownPaymentRatio = Field(ge=0, lt=1, description="首付比例（小数），如 0.3 表示三成")
+    years: LoanYears = Field(ge=1, le=30, description="贷款年限（年），最长 30")
+    rate: PercentRate = Field(ge=0, le=24, description="年利率（百分数），如 3.1 表示 3.1%")
     method: Literal["equal_payment", "equal_principal"] = Field(
         "equal_payment", description="还款方式：equal_payment 等额本息，equal_principal 等额本金"
     )
@@ -59,15 +70,19 @@ class CalcLoanTool(Tool[LoanArgs]):
 
 
 class TaxArgs(BaseModel):
-    price: float = Field(gt=0, le=1e10, description="成交价（元）")
+    price: DealPrice = Field(gt=0, le=1e10, description="成交价（元），如 300 万元填 3000000")
     area: float = Field(gt=0, le=10000, description="面积（㎡）")
     is_first_home: bool = Field(description="买方是否首套（家庭唯一住房）")
     house_age_years: int = Field(ge=0, le=100, description="卖方持有年限（年）")
     is_only_home: bool = Field(False, description="卖方是否家庭唯一住房（满五唯一免个税）")
     home_number: int | None = Field(None, ge=1, le=10, description="买方第几套住房（优先于 is_first_home）")
     city: str | None = Field(None, max_length=20, description="城市")
-    original_price: float | None = Field(None, ge=0, description="卖方原购入价（元），给出时个税按差额20%")
-    agent_fee_rate: float | None = Field(None, ge=0, le=0.1, description="中介费率，如 0.02")
+    original_price: OriginalPrice | None = Field(
+        None, ge=0, le=1e10, description="卖方原购入价（元），给出时个税按差额20%"
+    )
+    agent_fee_rate: AgentFeeRate | None = Field(
+        None, ge=0, le=0.1, description="中介费率（小数），如 0.02 表示 2%"
+    )
     rule: str | None = Field(None, max_length=20, description="契税规则 ID（默认按交易日期取现行规则）")
     as_of: date | None = Field(None, description="交易日期（默认今天）")
 
@@ -81,9 +96,7 @@ class CalcTaxTool(Tool[TaxArgs]):
         a = args
         if a.rule is not None and a.rule not in get_rulebook().deed_tax_rule_ids():
             known = "、".join(get_rulebook().deed_tax_rule_ids())
-            raise ToolValidationError(
-                f"unknown rule {a.rule!r}", message=f"输入参数有误：rule（可选：{known}）"
-            )
+            raise ToolValidationError(message=f"输入参数有误：rule（可选：{known}）", data={"field": "rule"})
         result = compute_tax(
             price=a.price,
             area=a.area,
@@ -101,8 +114,8 @@ class CalcTaxTool(Tool[TaxArgs]):
 
 
 class PressureArgs(BaseModel):
-    monthly_payment: float = Field(ge=0, le=1e8, description="月供（元）")
-    monthly_income: float = Field(gt=0, le=1e8, description="月收入（元）")
+    monthly_payment: MonthlyPayment = Field(ge=0, le=1e8, description="月供（元）")
+    monthly_income: MonthlyIncome = Field(gt=0, le=1e8, description="月收入（元），如 2 万元填 20000")
 
 
 LEVEL_NAMES = {"低": "压力较小", "中": "压力中等", "高": "压力较大"}
