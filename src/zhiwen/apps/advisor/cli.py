@@ -26,6 +26,7 @@ from rich.table import Table
 
 from zhiwen.appkit.console import console, print_json, run_cli
 from zhiwen.appkit.events import AppEvent
+from zhiwen.appkit.view import fit
 from zhiwen.apps.advisor.fmt import pct, yuan
 from zhiwen.apps.advisor.tools import build_registry
 
@@ -132,7 +133,7 @@ def _print_loan(result: dict[str, Any], method: str) -> None:
     ]
     for key, value in rows:
         table.add_row(key, value)
-    console.print(table)
+    console.print(fit(table, console))
     if result["schedule"]:
         _print_schedule(result["schedule"])
 
@@ -146,7 +147,7 @@ def _print_schedule(schedule: list[dict[str, Any]]) -> None:
             str(row["period"]),
             *(f"{row[k]:,.2f}" for k in ("payment", "principal", "interest", "remaining")),
         )
-    console.print(plan)
+    console.print(fit(plan, console))
 
 
 def _print_tax(result: dict[str, Any]) -> None:
@@ -159,9 +160,13 @@ def _print_tax(result: dict[str, Any]) -> None:
         ("total", "合计"),
     ):
         table.add_row(label, yuan(result[key]))
-    console.print(table)
+    console.print(fit(table, console))
+    notes = Table.grid(padding=(0, 1))  # a long note folds under itself, not under its bullet
+    notes.add_column(no_wrap=True)
+    notes.add_column(overflow="fold")
     for note in result["notes"]:
-        console.print(f"· {escape(note)}", highlight=False)
+        notes.add_row("·", escape(note))
+    console.print(notes, highlight=False)
     console.print(f"规则：{escape(result['rule']['source'])}；截至{result['checked_on']}", highlight=False)
 
 

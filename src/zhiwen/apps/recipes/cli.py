@@ -36,7 +36,7 @@ def commands(app: BaseApp) -> typer.Typer:
     @group.command("ask")
     @run_cli
     def ask(
-        question: str = typer.Argument(..., help="问题，例如「宫保鸡丁怎么做」"),
+        question: str = typer.Argument(..., metavar="问题", help="问题，例如「宫保鸡丁怎么做」"),
         kb: str | None = typer.Option(None, "--kb", help="菜谱知识库（默认 recipes）"),
         top_k: int | None = typer.Option(None, "--top-k", min=1, max=50, help="来源数量（推荐类为菜品数量）"),
         json_output: bool = typer.Option(False, "--json", help="输出 JSON"),
