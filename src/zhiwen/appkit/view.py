@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.measure import Measurement
@@ -131,6 +132,8 @@ def records(table: Table) -> Table:
         box=box.SIMPLE_HEAD if table.box else None,
         title_justify=table.title_justify,
         expand=False,
+        # as wide as its title, which would otherwise wrap inside two narrow columns
+        min_width=cell_len(Text.from_markup(table.title).plain) if isinstance(table.title, str) else None,
     )
     out.add_column(style="bold", no_wrap=True)
     out.add_column(overflow="fold")
