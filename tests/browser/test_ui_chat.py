@@ -127,7 +127,10 @@ def test_server_error_is_shown_inline(page: Any, watch: Any) -> None:
     send(page, "还在吗")
     idle(page, "#chat-thread [data-testid=chat-answer]")
     error = page.locator("#chat-thread [data-testid=chat-answer] [data-testid=error]")
-    assert re.search(r"知识库不存在：gone（错误码 3004）", error.inner_text())
+    assert re.search(
+        r"知识库不存在：gone（导入文档即可建立：zhiwen index --kb gone <目录>）（错误码 3004）",
+        error.inner_text(),
+    )
     # an empty question never reaches the server
     page.get_by_test_id("chat-input").fill("   ")
     page.get_by_test_id("chat-send").click()

@@ -49,10 +49,17 @@ class Watch:
 
 
 def open_page(
-    browser: Any, server: Server, watch: Watch, *, viewport: dict[str, int], scheme: str = "light"
+    browser: Any,
+    server: Server,
+    watch: Watch,
+    *,
+    viewport: dict[str, int],
+    scheme: str = "light",
+    locale: str = "zh-CN",
 ) -> Any:
+    """A page on ``server`` in a fresh context (``locale``: the browser's language)."""
     context = browser.new_context(
-        viewport=viewport, color_scheme=scheme, locale="zh-CN", timezone_id="Asia/Shanghai"
+        viewport=viewport, color_scheme=scheme, locale=locale, timezone_id="Asia/Shanghai"
     )
     context.set_default_timeout(15_000)
     if server.api_key:  # as if entered in the key dialog in this tab

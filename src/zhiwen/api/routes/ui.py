@@ -2,10 +2,11 @@
 no CDN: everything is under ``static/`` and ships in the wheel).
 
 ``GET /api/v1/ui-config`` tells the page which endpoints exist (app routers may be missing),
-the installed apps with their KBs (those the caller's key may use), and whether an LLM is
-configured. The page and its files are public; ``ui-config`` and every API call need a key once
-credentials are configured: the page asks for one on a 401 and keeps it for the tab
-(``sessionStorage``), sending ``Authorization: Bearer …`` with every call (``js/auth.js``).
+the installed apps with their KBs (those the caller's key may use) and the command that builds
+them (each tab names it while they are missing), and whether an LLM is configured. The page and
+its files are public; ``ui-config`` and every API call need a key once credentials are
+configured: the page asks for one on a 401 and keeps it for the tab (``sessionStorage``),
+sending ``Authorization: Bearer …`` with every call (``js/auth.js``).
 
 The page is served with a Content-Security-Policy that allows only this server's own scripts,
 styles and connections: the answers it renders (markdown built as DOM nodes, never as HTML)
@@ -28,6 +29,7 @@ from zhiwen import __version__
 from zhiwen.appkit.app import BaseApp
 from zhiwen.appkit.deps import Access, get_access, get_dynamic_settings_dep, get_settings_dep
 from zhiwen.appkit.envelope import ERROR_RESPONSES, Envelope, ok
+from zhiwen.appkit.registry import setup_command
 
 router = APIRouter(tags=["ui"])
 
@@ -42,12 +44,14 @@ CSP = (
 class UIAppKB(BaseModel):
     name: str
     description: str = ""
+    required: bool = Field(True, description="应用需要它才能回答（false：可选）")
 
 
 class UIApp(BaseModel):
     name: str
     title: str
     kbs: list[UIAppKB] = Field(default_factory=list, description="应用使用的知识库（默认名称与说明）")
+    setup_command: str = Field("", description="建立这些知识库的命令（页面在它们缺失时提示）")
 
 
 class UIConfig(BaseModel):
@@ -89,8 +93,11 @@ def _usable_apps(request: Request, access: Access) -> list[BaseApp]:
 
 
 def _app(a: BaseApp) -> dict[str, Any]:
-    kbs = [{"name": kb.name, "description": kb.description} for kb in getattr(a, "kbs", ())]
-    return {"name": a.name, "title": a.title, "kbs": kbs}
+    kbs = [
+        {"name": kb.name, "description": kb.description, "required": kb.required}
+        for kb in getattr(a, "kbs", ())
+    ]
+    return {"name": a.name, "title": a.title, "kbs": kbs, "setup_command": setup_command(a)}
 
 
 def mount(app: FastAPI, static_dir: Path, *, dependencies: list[DependsParam] | None = None) -> None:

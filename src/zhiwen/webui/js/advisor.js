@@ -9,6 +9,7 @@
 import { userBubble } from "./bubble.js";
 import { historyOf, newConversationNote, showUnderstood } from "./conversation.js";
 import { renderMarkdown } from "./markdown.js";
+import { showSetup } from "./setup.js";
 import { streamEvents } from "./sse.js";
 import { toolTable } from "./tables.js";
 import { $, el, emojiRenders, emptyNode, errorBox, store, uid } from "./util.js";
@@ -192,7 +193,9 @@ export function createAdvisorView(app) {
   return {
     name: "advisor",
     placeholder: "如：总价300万首付三成，30年利率3.1%，月供多少？",
+    shortPlaceholder: "如：300万首付三成月供多少？",
     init() {
+      showSetup($("#view-advisor"), app, ["advisor"]);
       showSession();
       emptyNode(thread).append(
         el(
@@ -211,6 +214,7 @@ export function createAdvisorView(app) {
         ),
       );
     },
+    refreshKbs: () => showSetup($("#view-advisor"), app, ["advisor"]),
     ask,
     busyNode: thread,
   };

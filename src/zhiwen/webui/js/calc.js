@@ -4,6 +4,7 @@
 // Chinese message is shown next to the field it names.
 
 import { legend, loanChart } from "./chart.js";
+import { dateField, isoDate } from "./datefield.js";
 import { $, ApiError, api, busy, el, emptyNode, errorBox, money } from "./util.js";
 
 function fieldError(form, name, message) {
@@ -229,7 +230,10 @@ async function submitTax(form, out) {
     if (fee !== null) body.agent_fee_rate = fee / 100;
     const city = form.elements.city.value.trim();
     if (city) body.city = city;
-    if (form.elements.as_of.value) body.as_of = form.elements.as_of.value;
+    const asOf = isoDate(form.elements.as_of.value);
+    if (asOf === null)
+      throw Object.assign(new ApiError("交易日期格式应为 2026年06月01日 或 2026-06-01"), { localField: "as_of" });
+    if (asOf) body.as_of = asOf;
   } catch (err) {
     showError(form, out, err, TAX_FIELDS);
     return;
@@ -311,6 +315,7 @@ async function submitTax(form, out) {
 export function createCalcView() {
   const loan = $("#loan-form");
   const tax = $("#tax-form");
+  dateField(tax.elements.as_of);
   loan.addEventListener("submit", (e) => {
     e.preventDefault();
     submitLoan(loan, $("#loan-result"));

@@ -5,10 +5,14 @@
 
 import { AnswerBubble, userBubble } from "./bubble.js";
 import { historyOf, newConversationNote, showUnderstood } from "./conversation.js";
+import { commandLine, showSetup } from "./setup.js";
 import { streamEvents } from "./sse.js";
 import { $, el, emptyNode, store } from "./util.js";
 
 const HISTORY_KEY = "zhiwen.chat.history.v1";
+// apps answered in a tab of their own (房源, 政策问答, 购房顾问): the others (菜谱问答, an installed
+// app) are asked here, so this tab says when they are not set up
+const OWN_TABS = new Set(["listings", "policy", "advisor"]);
 const MAX_TURNS = 40;
 
 export function createChatView(app) {
@@ -26,6 +30,18 @@ export function createChatView(app) {
       kbSelect.append(el("option", { value: kb.name }, label));
     }
     if (!app.kbs.length) kbSelect.append(el("option", { value: "" }, "（还没有知识库）"));
+    const here = app.config.apps.map((a) => a.name).filter((n) => !OWN_TABS.has(n));
+    const none = app.kbs.length
+      ? null
+      : el(
+          "p",
+          {},
+          el("strong", {}, "还没有知识库"),
+          "：运行 ",
+          commandLine("zhiwen index --kb 名称 <目录>"),
+          " 导入文档，或在「知识库」页上传",
+        );
+    showSetup($("#view-chat"), app, here, [none]);
     const preferred = [keep, "demo"].find((n) => app.kbs.some((k) => k.name === n));
     const generic = app.kbs.find((k) => !k.app);
     if (preferred) kbSelect.value = preferred;
@@ -151,6 +167,7 @@ export function createChatView(app) {
   return {
     name: "chat",
     placeholder: "输入问题或追问（Enter 发送，Shift+Enter 换行）",
+    shortPlaceholder: "输入问题或追问",
     init() {
       fillKbs();
       restore();

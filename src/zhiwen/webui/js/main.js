@@ -1,4 +1,5 @@
-// 知问 web UI: tabs, the one question box shared by the chat tabs, themes, and the app state
+// 知问 web UI: tabs, the one question box shared by the chat tabs (each view's placeholder, or its
+// short one where the long one would be cut: a phone), themes, and the app state
 // every view uses (config, KBs, running a request with its busy marks and a stop button).
 
 import { createAdminView } from "./admin.js";
@@ -78,7 +79,7 @@ function select(name, { focus = false } = {}) {
   const chatty = Boolean(views[name].ask);
   composer.hidden = !chatty;
   document.body.dataset.view = name;
-  if (chatty) input.placeholder = views[name].placeholder;
+  if (chatty) fitPlaceholder();
   if (location.hash !== `#${name}`) history.replaceState(null, "", `#${name}`);
 }
 
@@ -95,6 +96,26 @@ for (const tab of tabs) {
 window.addEventListener("hashchange", () => select(location.hash.slice(1)));
 
 // -- the question box -----------------------------------------------------------------------
+let measure = null;
+
+/** Whether ``text`` fits on the question box's one line (its font, less its padding). */
+function fits(text) {
+  const style = getComputedStyle(input);
+  const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  measure = measure || document.createElement("canvas").getContext("2d");
+  measure.font = `${style.fontSize} ${style.fontFamily}`;
+  return measure.measureText(text).width <= room;
+}
+
+/** The view's placeholder, or its short one where the long one would be cut (a phone). */
+function fitPlaceholder() {
+  const view = views[current];
+  if (!view || !view.ask || composer.hidden) return;
+  const long = view.placeholder || "";
+  input.placeholder = view.shortPlaceholder && !fits(long) ? view.shortPlaceholder : long;
+}
+window.addEventListener("resize", fitPlaceholder);
+
 function grow() {
   input.style.height = "auto";
   input.style.height = `${Math.min(input.scrollHeight, 200)}px`;
@@ -114,7 +135,10 @@ composer.addEventListener("submit", (e) => {
   input.value = "";
   grow();
   const view = views[current];
-  app.run(() => view.ask(question)).catch((err) => hint.append(errorBox(err)));
+  app.run(() => view.ask(question)).catch((err) => {
+    hint.append(errorBox(err)); // refused before it was asked (a bad date): keep the question
+    if (!input.value) input.value = question;
+  });
 });
 input.addEventListener("keydown", (e) => {
   // Enter sends; Shift+Enter is a new line; never while an IME is composing (中文输入法)

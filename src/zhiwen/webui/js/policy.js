@@ -7,6 +7,8 @@
 
 import { AnswerBubble, userBubble } from "./bubble.js";
 import { historyOf, newConversationNote, showUnderstood } from "./conversation.js";
+import { dateField, isoDate } from "./datefield.js";
+import { showSetup } from "./setup.js";
 import { sourceList } from "./sources.js";
 import { streamEvents } from "./sse.js";
 import { $, el, emptyNode } from "./util.js";
@@ -31,7 +33,7 @@ export function isExpired(source, asOf) {
 
 export function createPolicyView(app) {
   const thread = $("#policy-thread");
-  const asOfInput = $("#policy-asof");
+  const asOfInput = dateField($("#policy-asof"));
   let turns = []; // this conversation: [{question, answer, standalone}]
 
   /** A source's group: the server says it (``group``); older servers: by the general KB's name. */
@@ -106,6 +108,11 @@ export function createPolicyView(app) {
   }
 
   async function ask(question, prior = turns.slice()) {
+    const chosen = isoDate(asOfInput.value); // checked before the question shows in the thread
+    if (chosen === null) {
+      asOfInput.focus();
+      throw new Error("日期格式应为 2026年06月01日 或 2026-06-01");
+    }
     thread.querySelector(".empty")?.remove();
     const user = userBubble(question);
     thread.append(user);
@@ -118,11 +125,11 @@ export function createPolicyView(app) {
     bubble.node.scrollIntoView({ block: "end" });
     bubble.setBusy(true);
     const body = { question, stream: true };
-    if (asOfInput.value) body.as_of = asOfInput.value;
+    if (chosen) body.as_of = chosen;
     const history = historyOf(prior);
     if (history.length) body.history = history;
     let standalone = null;
-    let asOf = asOfInput.value || today();
+    let asOf = chosen || today();
     let sources = [];
     try {
       await streamEvents(
@@ -184,7 +191,9 @@ export function createPolicyView(app) {
   return {
     name: "policy",
     placeholder: "如：法国人去中国免签吗？",
+    shortPlaceholder: "如：法国人免签吗？",
     init() {
+      showSetup($("#view-policy"), app, ["policy"]);
       emptyNode(thread).append(
         el(
           "div",
@@ -198,6 +207,7 @@ export function createPolicyView(app) {
         ),
       );
     },
+    refreshKbs: () => showSetup($("#view-policy"), app, ["policy"]),
     ask,
     busyNode: thread,
   };

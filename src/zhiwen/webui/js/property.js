@@ -1,5 +1,6 @@
 // 房源: POST /ask of the listings app. Each question gives property cards (data-testid=
-// "property-card") and an editable panel of the constraints the server understood. /ask takes
+// "property-card") and, after them, an editable panel of the constraints the server understood
+// (folded on a phone, so the cards come first; its summary says the conditions). /ask takes
 // only a question, so "search again" writes the edited constraints back into one Chinese
 // question (the rules extractor reads it: "浦东新区，300-500万，2-3室，60-90平，有电梯").
 // The conversation's last messages go with each question as ``history``: a refinement
@@ -11,6 +12,7 @@
 import { userBubble } from "./bubble.js";
 import { historyOf, newConversationNote, showUnderstood } from "./conversation.js";
 import { renderMarkdown } from "./markdown.js";
+import { showSetup } from "./setup.js";
 import { $, api, el, emptyNode, errorBox, int } from "./util.js";
 
 const num = (s) => (s === undefined || s === null || s === "" ? null : Number(s));
@@ -141,6 +143,25 @@ function constraintsPanel(req, onSearch) {
   return form;
 }
 
+const WIDE = "(min-width: 641px)";
+
+/** The constraints form in a <details>: open on a wide screen, folded on a phone; its summary
+ * says what was understood, so the folded form still shows the conditions. */
+function editable(form, data) {
+  const understood = data.understood || "";
+  return el(
+    "details",
+    { class: "constraints-box", "data-testid": "constraints-box", open: window.matchMedia(WIDE).matches },
+    el(
+      "summary",
+      {},
+      el("strong", {}, "修改条件重新搜索"),
+      understood ? el("span", { class: "muted" }, `（${understood}）`) : null,
+    ),
+    form,
+  );
+}
+
 // the keys of ``requirements`` as the conversation's changes name them
 const REQUIREMENT_LABELS = {
   price_range: "总价",
@@ -261,9 +282,10 @@ export function createPropertyView(app) {
     emptyNode(kbSelect);
     const kbs = app.kbs.filter((k) => k.app === "listings");
     for (const kb of kbs) kbSelect.append(el("option", { value: kb.name }, kb.name));
-    if (!kbs.length)
-      kbSelect.append(el("option", { value: "" }, "（没有房源库：运行 zhiwen listings setup）"));
+    if (!kbs.length) kbSelect.append(el("option", { value: "" }, "（没有房源库）"));
     if (keep && kbs.some((k) => k.name === keep)) kbSelect.value = keep;
+    // any KB of the listings app will do (a city of one's own): the notice only when there is none
+    showSetup($("#view-property"), app, kbs.length ? [] : ["listings"]);
   }
 
   /** ``fresh``: the question states every constraint (the form), so the conversation starts at it. */
@@ -306,13 +328,11 @@ export function createPropertyView(app) {
         el("summary", {}, "文字回答"),
         el("div", { class: "md" }, renderMarkdown(data.answer)),
       );
-      block.append(
-        head,
-        mergedPanel(data),
-        constraintsPanel(data.requirements || {}, (q) => app.run(() => ask(q, { fresh: true }))),
-        el("div", { class: "cards" }, props.map(card)),
-        answer,
-      );
+      const form = constraintsPanel(data.requirements || {}, (q) => app.run(() => ask(q, { fresh: true })));
+      // the results first, then the constraints to edit: folded on a phone, where the form
+      // would fill the screen before the first card
+      const cards = el("div", { class: "cards" }, props.map(card));
+      block.append(...[head, mergedPanel(data), cards, editable(form, data), answer].filter(Boolean));
       if (thread.contains(block))
         turns.push({ question, answer: data.answer || "", standalone: data.standalone_question || null });
     } catch (err) {
@@ -335,6 +355,7 @@ export function createPropertyView(app) {
   return {
     name: "property",
     placeholder: "如：浦东 500万以内两房，要电梯",
+    shortPlaceholder: "如：浦东500万内两房",
     init() {
       fillKbs();
       emptyNode(thread).append(
