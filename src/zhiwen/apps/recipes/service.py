@@ -49,7 +49,15 @@ from zhiwen.store.filters import parse_filters
 
 from .names import Dish, DishCatalog, catalog_for, dish_phrase, expand_variants
 from .prompts import route_messages
-from .routing import CATEGORY_LABELS, RouteDecision, classify, list_query, question_filters, wanted_count
+from .routing import (
+    CATEGORY_LABELS,
+    RouteDecision,
+    classify,
+    list_query,
+    prefers_easiest,
+    question_filters,
+    wanted_count,
+)
 
 if TYPE_CHECKING:
     from zhiwen.kb import KnowledgeBase
@@ -173,6 +181,56 @@ def plan_detail(
 
 
 # -- list ----------------------------------------------------------------------------------------
+Ranked = list[tuple[Document, float]]
+
+
+def _dish_name(doc: Document) -> str:
+    return str(doc.metadata.get("name") or doc.title)
+
+
+def _difficulty(doc: Document) -> int:
+    diff = doc.metadata.get("difficulty")
+    return diff if isinstance(diff, int) and not isinstance(diff, bool) and diff > 0 else 9
+
+
+def _distinct(parents: list[Any], flt: Any) -> Ranked:
+    """(document, score) in retrieval order, one per dish name, only those passing ``flt``."""
+    out: Ranked = []
+    seen: set[str] = set()
+    for p in parents:
+        name = _dish_name(p.document)
+        if name in seen or (flt and not flt.matches(p.document.metadata)):
+            continue
+        seen.add(name)
+        out.append((p.document, p.score))
+    return out
+
+
+def _easiest_first(
+    kb: KnowledgeBase,
+    searcher: RetrievalPipeline,
+    question: str,
+    spec: dict[str, Any],
+    ranked: Ranked,
+    n: int,
+) -> Ranked:
+    """简单/容易: ★ dishes before ★★ ones (#30: 「简单的素菜」 listed only ★★ while ★ ones exist).
+
+    With content words (「用鸡蛋做的简单菜」) relevance still decides which dishes qualify: the 2n
+    most relevant are reordered by stars. Without them (「简单的素菜」) the ★ dishes of the
+    category are searched on their own, so every ★ dish can be listed, each with its own score.
+    """
+    terms = list_query(question)
+    if terms:
+        return sorted(ranked[: 2 * n], key=lambda ds: _difficulty(ds[0])) + ranked[2 * n :]
+    one_star = parse_filters({**spec, "difficulty": 1})
+    found = searcher.search_parents(kb, question, top_k=max(3 * n, 10), filters=one_star)
+    first = _distinct(found.parents, one_star)
+    names = {_dish_name(doc) for doc, _ in first}
+    rest = [ds for ds in ranked if _dish_name(ds[0]) not in names]
+    return sorted(first + rest, key=lambda ds: _difficulty(ds[0]))  # stable: relevance within a star
+
+
 def plan_list(
     kb: KnowledgeBase,
     question: str,
@@ -185,24 +243,25 @@ def plan_list(
     spec = question_filters(question)
     flt = parse_filters(spec) if spec else None
     query = list_query(question) or question
-    found = pipeline_for(kb, pipeline).search_parents(kb, query, top_k=max(3 * n, 10), filters=flt)
-    parents = found.parents
+    searcher = pipeline_for(kb, pipeline)
+    found = searcher.search_parents(kb, query, top_k=max(3 * n, 10), filters=flt)
+    ranked = _distinct(found.parents, flt)
+    if prefers_easiest(question) and "difficulty" in spec:
+        ranked = _easiest_first(kb, searcher, question, spec, ranked, n)
     picked: list[Citation] = []
     docs: dict[str, Document] = {}
     seen_names: set[str] = set()
 
     def take(doc: Document, score: float) -> None:
-        name = str(doc.metadata.get("name") or doc.title)
+        name = _dish_name(doc)
         if name in seen_names or (flt and not flt.matches(doc.metadata)):
             return
         seen_names.add(name)
         docs[doc.id] = doc
         picked.append(_source(doc, score, kb.name))
 
-    for p in parents:
-        if len(picked) >= n:
-            break
-        take(p.document, p.score)
+    for doc, score in ranked[:n]:
+        take(doc, score)
     if len(picked) < n and catalog is not None and flt:
         # retrieval ranks by relevance; the catalog guarantees N dishes when enough satisfy the filters
         terms = [t for t in query.split() if t]
