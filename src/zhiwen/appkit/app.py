@@ -61,6 +61,9 @@ class KBSpec:
     name: str
     description: str
     required: bool = True
+    #: whether setup computes this KB's vectors by default; False declares a text-only KB (BM25),
+    #: for an app whose own question set answers as well without them (measured, see the app)
+    vectors: bool = True
 
 
 #: characters kept of each message of a request's history (the stage reads only their start)
@@ -94,12 +97,26 @@ class AskRequest(BaseModel):
 
 
 class SetupReport(BaseModel):
-    """What ``app.setup(data_dir)`` built: KB name → chunks indexed, plus notes."""
+    """What ``app.setup(data_dir)`` built: KB name → chunks indexed, plus notes and timings.
+
+    A setup builds every KB's text index first (``text_ready_seconds``: from then on every KB
+    answers, BM25 over the text); the vectors follow, in the setup (``wait``) or later, filled
+    by ``zhiwen serve`` (``vectors_missing`` when it returned). ``eta_seconds`` is what the
+    setup estimated for the whole job at its start (text + vectors, from the passages' length
+    and this machine's measured or known rates, :mod:`zhiwen.kb.rates`); ``vectors_eta_seconds``
+    what the missing vectors still need. ``text_only``: KBs the app declares without vectors.
+    """
 
     app: str
     kbs: dict[str, int] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
     seconds: float = 0.0
+    text_ready_seconds: float = 0.0
+    vectors_missing: int = 0
+    eta_seconds: float = 0.0
+    vectors_eta_seconds: float = 0.0
+    text_only: list[str] = Field(default_factory=list)
+    waited: bool = False  # the vectors were filled before the setup returned
 
 
 @dataclass(slots=True)
@@ -205,7 +222,12 @@ class BaseApp:
         """Whether this app answers for a KB whose ``kb.json`` names app ``kb_app``."""
         return kb_app == self.name
 
-    def setup(self, data_dir: Path, ctx: AppContext, *, progress: bool = True) -> SetupReport:
+    def setup(
+        self, data_dir: Path, ctx: AppContext, *, progress: bool = True, wait: bool = True
+    ) -> SetupReport:
+        """Build the app's KBs from ``data_dir``: text indexes first, then (``wait``) the vectors;
+        ``wait=False`` returns once every KB answers (``zhiwen serve`` fills the vectors).
+        :func:`zhiwen.appkit.setup.run_setup` does it for a list of KBs."""
         raise NotImplementedError(f"app {self.name} has no setup")
 
     def ask(self, request: AskRequest, ctx: AppContext) -> Answer:

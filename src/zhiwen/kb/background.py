@@ -150,7 +150,7 @@ class VectorFiller:
             except ZhiwenError as exc:
                 log.warning("cannot open %s to fill its vectors: %s", name, exc.message)
                 return False
-            if not kb.lexical_first:
+            if not kb.lexical_first or not kb.vectors_enabled:  # nothing to fill, or declared text-only
                 return False
             try:
                 size = min(BACKGROUND_BATCH, kb.settings.embedding.batch_size)

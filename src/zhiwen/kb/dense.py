@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ from zhiwen.errors import InvalidParameter, KnowledgeBaseBusy
 from zhiwen.ingest.memory import release_memory
 from zhiwen.kb.interrupt import deferred
 from zhiwen.kb.progress import IndexProgress
+from zhiwen.kb.rates import Rates
 
 if TYPE_CHECKING:
     from zhiwen.kb.knowledge_base import KnowledgeBase
@@ -53,6 +55,8 @@ class FillReport:
     filled: int = 0  # chunks that got a vector in this fill
     missing: int = 0  # chunks still without a vector at the end
     busy: bool = False  # another process holds the fill (wait=False)
+    embedded_chars: int = 0  # characters of the passages sent to the model
+    embed_seconds: float = 0.0  # time spent embedding them (commits included)
 
     @property
     def resumed(self) -> int:
@@ -89,6 +93,10 @@ def fill_vectors(
     finally:
         fill_lock.release()
     report.missing = len(kb.store.missing_vector_ids())
+    # the next setup's ETA starts from what this machine really did
+    Rates(kb.settings).record_embed(
+        kb.config.embedder, chars=report.embedded_chars, seconds=report.embed_seconds
+    )
     if report.embedded >= _LARGE_FILL:
         release_memory()  # the texts, batches and engine buffers of a large fill go back (#29)
     return report
@@ -165,6 +173,7 @@ def _embed(
     size: int,
 ) -> None:
     batches = [todo[i : i + size] for i in range(0, len(todo), size)]
+    started = time.perf_counter()
     with BatchWorker(embedder, ([text for _, text, _ in batch] for batch in batches)) as worker:
         for batch, vectors in zip(batches, worker, strict=False):
             if vectors.shape != (len(batch), kb.store.dim):
@@ -175,6 +184,8 @@ def _embed(
             new = {h: vectors[i] for i, (h, _, _) in enumerate(batch)}
             n = _commit(kb, {h: ids for h, _, ids in batch}, new, cache, embedder.name)
             report.embedded += len(batch)
+            report.embedded_chars += sum(len(text) for _, text, _ in batch)
+            report.embed_seconds = time.perf_counter() - started
             report.filled += n
             progress.advance("dense", sum(len(ids) for _, _, ids in batch))
             if cancel is not None and cancel.is_set():

@@ -174,7 +174,10 @@ def _commit(
 def index_dense(
     kb: KnowledgeBase, dense: DenseMode, prog: IndexProgress, report: IndexReport, wait: bool
 ) -> None:
-    """Phase 2, as ``dense`` says; ``report`` learns what was resumed and what is still missing."""
+    """Phase 2, as ``dense`` says; ``report`` learns what was resumed and what is still missing.
+    A text-only KB (``kb.vectors_enabled`` false) is never filled, whatever ``dense`` says."""
+    if not kb.vectors_enabled:
+        dense = "skip"
     if dense == "foreground":
         fill = kb.fill_vectors(progress=prog, wait=wait)
         report.embedded, report.resumed, report.vectors_missing = fill.embedded, fill.resumed, fill.missing
@@ -205,7 +208,7 @@ def index_one_phase(
     prog.start("lexical", len(chunk_list))
     tokens = lexical.tokenize(kb.tokenizer, chunk_list, prog)
     vectors: np.ndarray | None = None
-    if kb.store.dim is not None and kb.embedder is not None:
+    if kb.store.dim is not None and kb.embedder is not None and kb.vectors_enabled:
         vectors, report.embedded = _embed_all(kb, chunk_list)
         report.resumed = len(chunk_list) - report.embedded
     with kb.writing(wait=wait, on_wait=prog.note):

@@ -68,7 +68,10 @@ from zhiwen.text.tokenizer import Tokenizer
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DENSE_MODES", "DenseMode", "IndexReport", "KnowledgeBase", "config_stamp"]
+__all__ = ["DENSE_MODES", "VECTORS_KEY", "DenseMode", "IndexReport", "KnowledgeBase", "config_stamp"]
+
+#: ``kb.json`` ``extra`` key: false declares a text-only KB (:attr:`KnowledgeBase.vectors_enabled`)
+VECTORS_KEY = "vectors"
 
 
 def config_stamp(path: Path) -> int:
@@ -188,6 +191,14 @@ class KnowledgeBase(KBSearch):
         """Whether the store takes chunks without vectors and fills them later (two-phase runs)."""
         return self.store.dim is not None and self.embedder is not None and self.store.features.lexical_first
 
+    @property
+    def vectors_enabled(self) -> bool:
+        """False when the KB is declared text-only (``kb.json`` ``extra.vectors = false``: an app
+        whose quality the vectors do not change, see :mod:`zhiwen.appkit.setup`). Such a KB keeps
+        its embedder, so turning vectors on later needs no rebuild; until then nothing fills its
+        vectors and its searches run BM25 alone (no query embedding, no model load)."""
+        return self.config.extra.get(VECTORS_KEY, True) is not False
+
     def real_embedder(self) -> Embedder:
         """The provider itself (its ``name`` keys the embedding cache); the model loads on first use."""
         assert self.embedder is not None
@@ -296,6 +307,9 @@ class KnowledgeBase(KBSearch):
         """
         if not self.lexical_first:
             return FillReport(total=self.store.count(), had=self.store.count())
+        if not self.vectors_enabled:
+            total, missing = self.store.count(), len(self.store.missing_vector_ids())
+            return FillReport(total=total, had=total - missing, missing=missing)
         with _progress(progress) as prog:
             return fill_vectors(self, progress=prog, wait=wait, cancel=cancel, batch_size=batch_size)
 
@@ -367,6 +381,7 @@ class KnowledgeBase(KBSearch):
             "chunks": chunks,
             "vectors": vectors,
             "dense_coverage": None if coverage is None else round(coverage, 4),
+            "vectors_enabled": self.vectors_enabled,
             "vector_index": stats.get("vector_index"),
             "config": config,
             "store": stats,

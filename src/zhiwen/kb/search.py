@@ -75,8 +75,26 @@ class KBSearch:
             bm25_params=bm25_params,
         ).hits
 
+    @property
+    def vectors_enabled(self) -> bool:  # the KB's own answer (KnowledgeBase)
+        return True
+
+    def _mode(self, mode: str | None) -> str | None:
+        """A text-only KB answers ``hybrid`` with BM25 alone (no query embedding, no model load)
+        and refuses ``dense`` with a reason (callers that ask for a dense branch expect the 422)."""
+        if self.vectors_enabled:
+            return mode
+        if mode == "dense":
+            name = getattr(self, "name", "")
+            raise InvalidParameter(
+                f"knowledge base {name!r} is text-only (no vectors)",
+                message=f"知识库「{name}」只建了文本索引（默认不计算向量），不能做向量检索",
+            )
+        return "bm25"
+
     def search_detailed(self, query: str, **kwargs: Any) -> RetrievalResult:
         """:meth:`search` with per-stage timings and branch status (see ``RetrievalResult``)."""
+        kwargs["mode"] = self._mode(kwargs.get("mode"))
         with self._rw.read():
             if kwargs.get("filters"):
                 kwargs["filters"] = self.check_filters(kwargs["filters"])
@@ -117,7 +135,7 @@ class KBSearch:
         k = chunk_k or chunk_window(top_k)
         with self._rw.read():
             flt = self.check_filters(filters) if filters else None
-            hits = self.retriever.run(query, mode=mode, top_k=k, filters=flt)
+            hits = self.retriever.run(query, mode=self._mode(mode), top_k=k, filters=flt)
             return aggregate_parents(hits, self.store, top_k)
 
     def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:

@@ -34,7 +34,7 @@ from zhiwen.appkit.app import (
 )
 from zhiwen.appkit.events import AppEvent
 from zhiwen.apps.advisor.event_text import AdvisorEventText
-from zhiwen.apps.advisor.kb import build_faq_kb, build_policy_kb, find_law_dir
+from zhiwen.apps.advisor.kb import faq_documents, find_law_dir, rule_documents, statute_documents
 from zhiwen.apps.advisor.market import build_market, market_path
 from zhiwen.apps.advisor.service import AdvisorService
 from zhiwen.apps.advisor.tools import FAQ_KB, POLICY_KB
@@ -74,20 +74,38 @@ class AdvisorApp(BaseApp):
     def event_text(self) -> EventText:
         return AdvisorEventText()
 
-    def setup(self, data_dir: Path, ctx: AppContext, *, progress: bool = True) -> SetupReport:
-        """Build the policy KB (statutes + rules), the FAQ KB and the market tables."""
+    def setup(
+        self, data_dir: Path, ctx: AppContext, *, progress: bool = True, wait: bool = True
+    ) -> SetupReport:
+        """The market tables, then the policy KB (statutes + rules) and the FAQ KB: their text
+        indexes, then the vectors (``wait``) or a note on them."""
+        from zhiwen.appkit.setup import KBBuild, SetupCorpus, run_setup
+
         start = time.perf_counter()
+        data_dir = Path(data_dir)
+        law_dir = find_law_dir(data_dir)  # missing statutes fail before anything is written
         say = _printer(progress)
-        report = SetupReport(app=self.name)
-        say("[1/3] 构建市场数据表（链家二手房挂牌快照）…")
-        market = build_market(Path(data_dir))
+        say("市场数据表（链家二手房挂牌快照）…")
+        market = build_market(data_dir)
         market.save(market_path(ctx.settings.home))
-        report.notes.append(f"市场数据：{len(market.listings)} 套挂牌房源，城市：{'、'.join(market.cities)}")
-        say("[2/3] 构建政策法规知识库…")
-        report.kbs[POLICY_KB] = build_policy_kb(ctx, find_law_dir(Path(data_dir)), progress=progress)
-        say("[3/3] 构建常见问题知识库…")
-        report.kbs[FAQ_KB] = build_faq_kb(ctx, progress=progress)
-        report.seconds = round(time.perf_counter() - start, 3)
+        market_s = time.perf_counter() - start
+
+        def policy() -> SetupCorpus:
+            docs, chunks = statute_documents(law_dir)
+            rule_docs, rule_chunks = rule_documents()
+            return SetupCorpus(docs + rule_docs, chunks + rule_chunks)
+
+        def faq() -> SetupCorpus:
+            docs, chunks = faq_documents()
+            return SetupCorpus(docs, chunks)
+
+        policy_spec, faq_spec = self.kbs
+        builds = [KBBuild(policy_spec, policy), KBBuild(faq_spec, faq)]
+        report = run_setup(self.name, builds, ctx, progress=progress, wait=wait, say=say)
+        cities = "、".join(market.cities)
+        report.notes.insert(0, f"市场数据：{len(market.listings)} 套挂牌房源，城市：{cities}")
+        report.text_ready_seconds += market_s  # the market tables come first: they count too
+        report.seconds += market_s
         return report
 
     def ask(self, request: AskRequest, ctx: AppContext) -> Answer:

@@ -26,6 +26,7 @@ from rich.table import Table
 
 from zhiwen.appkit.console import console, print_json, run_cli
 from zhiwen.appkit.events import AppEvent
+from zhiwen.appkit.setup import WAIT_HELP, print_setup
 from zhiwen.appkit.view import fit
 from zhiwen.apps.advisor.fmt import pct, yuan
 from zhiwen.apps.advisor.tools import build_registry
@@ -82,12 +83,8 @@ def _context() -> Any:
     return build_context()
 
 
-def _print_setup(report: Any) -> None:
-    for kb, count in report.kbs.items():
-        console.print(f"知识库 {kb}：{count} 个片段")
-    for note in report.notes:
-        console.print(note)
-    console.print(f"[green]完成[/]，用时 {report.seconds:.1f} 秒")
+def _print_setup(report: Any, data_dir: Path) -> None:
+    print_setup(report, command="zhiwen advisor", data_dir=data_dir, ask='chat -m "买二手房的流程是什么？"')
 
 
 def _ask_once(
@@ -180,9 +177,10 @@ def build_cli(app: BaseApp, service: AdvisorService) -> typer.Typer:
     def setup(
         data_dir: Path = typer.Argument(..., help="数据目录（含 cn_law_subset/ 和 lianjia_ershoufang/）"),
         quiet: bool = typer.Option(False, "--quiet", help="不显示进度"),
+        wait: bool = typer.Option(False, "--wait", help=WAIT_HELP),
     ) -> None:
-        """构建政策法规和常见问题知识库，以及二手房市场数据表。"""
-        _print_setup(app.setup(data_dir, _context(), progress=not quiet))
+        """构建政策法规和常见问题知识库，以及二手房市场数据表：文本索引建好即可提问。"""
+        _print_setup(app.setup(data_dir, _context(), progress=not quiet, wait=wait), data_dir)
 
     @cli.command()
     @run_cli

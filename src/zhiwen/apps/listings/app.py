@@ -12,7 +12,6 @@ Example::
 from __future__ import annotations
 
 import csv
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -91,18 +90,22 @@ class ListingsApp(BaseApp):
     def sniff(self, path: Path) -> str | None:
         return FORMAT if sniff_lianjia(path) else None
 
-    def setup(self, data_dir: Path, ctx: AppContext, *, progress: bool = True) -> SetupReport:
-        from zhiwen.kb import open_kb
+    def setup(
+        self, data_dir: Path, ctx: AppContext, *, progress: bool = True, wait: bool = True
+    ) -> SetupReport:
+        """The KB ``listings`` (five cities): its text index, then the vectors (``wait``) or a note."""
+        from zhiwen.appkit.setup import KBBuild, SetupCorpus, run_setup
 
-        started = time.perf_counter()
-        kb = open_kb(self.kbs[0].name, settings=ctx.settings, create=True, app=self.name)
-        report = kb.index_corpus(load_lianjia(_listings_dir(Path(data_dir))), progress=progress)
-        return SetupReport(
-            app=self.name,
-            kbs={kb.name: report.chunks},
-            notes=report.warnings,
-            seconds=time.perf_counter() - started,
-        )
+        from .settings import listings_settings
+
+        source = _listings_dir(Path(data_dir))
+
+        def load() -> SetupCorpus:
+            corpus = load_lianjia(source)
+            return SetupCorpus(corpus.documents, corpus.chunks, corpus.warnings)
+
+        build = KBBuild(self.kbs[0], load, vectors=listings_settings(ctx.settings).vectors)
+        return run_setup(self.name, [build], ctx, progress=progress, wait=wait)
 
     def result(
         self,

@@ -24,8 +24,9 @@ from rich.table import Table
 
 from zhiwen.appkit import AskRequest, conversation
 from zhiwen.appkit.app import BaseApp
-from zhiwen.appkit.console import console, print_json, require_question, run_cli
+from zhiwen.appkit.console import print_json, require_question, run_cli
 from zhiwen.appkit.context import build_context
+from zhiwen.appkit.setup import WAIT_HELP, print_setup
 from zhiwen.appkit.view import fit
 
 
@@ -136,11 +137,11 @@ def commands(app: BaseApp) -> typer.Typer:
         data_dir: Path = typer.Argument(
             ..., help="数据目录（含 lianjia_ershoufang/*.csv），例如 ../shared/data"
         ),
+        wait: bool = typer.Option(False, "--wait", help=WAIT_HELP),
     ) -> None:
-        """从链家 CSV 建立房源知识库 listings（五个城市）。"""
-        report = app.setup(data_dir, build_context(), progress=True)
-        for kb, chunks in report.kbs.items():
-            console.print(f"知识库 {kb}：{chunks} 套房源（{report.seconds:.1f} 秒）")
+        """从链家 CSV 建立房源知识库 listings（五个城市）：文本索引建好即可提问。"""
+        report = app.setup(data_dir, build_context(), progress=True, wait=wait)
+        print_setup(report, command="zhiwen listings", data_dir=data_dir, ask='ask "浦东800万以内的两房"')
 
     @group.command("ask")
     @run_cli

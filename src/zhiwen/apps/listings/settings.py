@@ -46,6 +46,9 @@ class ListingsSettings(BaseModel):
     # the answer says how many listings match when the KB has at most this many (counted in
     # memory from their metadata, once per KB revision); 0: never count
     count_limit: int = Field(50_000, ge=0)
+    # vectors of the listings KB at setup: None follows the app's declaration (KBSpec.vectors),
+    # true / false overrides it (ZHIWEN_LISTINGS__VECTORS=true)
+    vectors: bool | None = None
 
 
 def listings_settings(settings: Settings) -> ListingsSettings:

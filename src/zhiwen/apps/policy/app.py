@@ -16,10 +16,9 @@ Example::
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
@@ -28,7 +27,11 @@ from zhiwen.appkit import Answer, AppContext, AppEvent, AskRequest, BaseApp, KBS
 from zhiwen.errors import IngestError
 
 from .corpus import build_corpus
+from .kbconfig import KBEntry
 from .settings import policy_settings
+
+if TYPE_CHECKING:
+    from zhiwen.appkit.setup import KBBuild
 
 
 class PolicyOptions(BaseModel):
@@ -51,31 +54,38 @@ class PolicyApp(BaseApp):
     )
     options_model = PolicyOptions
 
-    def setup(self, data_dir: Path, ctx: AppContext, *, progress: bool = True) -> SetupReport:
-        """Build every KB of the mapping that has sources (a KB without sources is left alone)."""
-        from zhiwen.kb import open_kb
+    def setup(
+        self, data_dir: Path, ctx: AppContext, *, progress: bool = True, wait: bool = True
+    ) -> SetupReport:
+        """Build every KB of the mapping that has sources (a KB without sources is left alone):
+        each KB's text index, named as it goes, then the vectors (``wait``) or a note on them."""
+        from zhiwen.appkit.setup import run_setup
 
         from .service import kb_config
 
-        started = time.perf_counter()
         data_dir = Path(data_dir)
         if not data_dir.is_dir():
             raise IngestError(f"not a directory: {data_dir}", message=f"数据目录不存在：{data_dir}")
         cfg = kb_config(policy_settings(ctx.settings))
-        report = SetupReport(app=self.name)
-        for role, entry in cfg.kbs.items():
-            if not entry.sources:
-                report.notes.append(f"{entry.name}：未配置数据源，跳过（请自行导入）")
-                continue
-            corpus = build_corpus(entry, data_dir, role=role)
-            kb = open_kb(entry.name, settings=ctx.settings, create=True, app=self.name)
-            indexed = kb.index_documents(
-                corpus.documents, chunks=corpus.chunks, prune=True, progress=progress
-            )
-            report.kbs[kb.name] = indexed.chunks
-            report.notes.extend(f"{entry.name}：{note}" for note in corpus.notes)
-        report.seconds = time.perf_counter() - started
+        builds = [self._build(role, entry, data_dir) for role, entry in cfg.kbs.items() if entry.sources]
+        report = run_setup(self.name, builds, ctx, progress=progress, wait=wait)
+        skipped = [entry.name for entry in cfg.kbs.values() if not entry.sources]
+        report.notes[:0] = [f"{name}：未配置数据源，跳过（请自行导入）" for name in skipped]
         return report
+
+    def _build(self, role: str, entry: KBEntry, data_dir: Path) -> KBBuild:
+        """One KB of the mapping: described as the app declares it (or as the mapping does)."""
+        from zhiwen.appkit.setup import KBBuild, SetupCorpus
+
+        declared = {spec.name: spec for spec in self.kbs}
+        spec = declared.get(entry.name) or KBSpec(entry.name, entry.description or role)
+
+        def load() -> SetupCorpus:
+            corpus = build_corpus(entry, data_dir, role=role)
+            notes = [f"{entry.name}：{note}" for note in corpus.notes]
+            return SetupCorpus(corpus.documents, corpus.chunks, notes)
+
+        return KBBuild(spec, load)
 
     def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
         """Options: ``top_n`` (default ``rerank_top_n``), ``as_of`` (ISO date, default today)."""

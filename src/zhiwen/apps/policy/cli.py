@@ -22,6 +22,7 @@ from rich.table import Table
 from zhiwen.appkit.app import BaseApp
 from zhiwen.appkit.console import console, print_json, require_question, run_cli, snippet
 from zhiwen.appkit.context import build_context
+from zhiwen.appkit.setup import WAIT_HELP, print_setup
 from zhiwen.appkit.view import fit, where
 
 STRATEGY_ZH = {"dual": "双问题检索", "single": "单问题检索"}
@@ -100,14 +101,11 @@ def commands(app: BaseApp) -> typer.Typer:
         data_dir: Path = typer.Argument(
             ..., help="数据目录（含 chinatripinfo_visa_en、cn_law_subset），例如 ../shared/data"
         ),
+        wait: bool = typer.Option(False, "--wait", help=WAIT_HELP),
     ) -> None:
-        """按知识库映射（kbs.toml）建立免签库、航司库和通用库。"""
-        report = app.setup(data_dir, build_context(), progress=True)
-        for kb, chunks in report.kbs.items():
-            console.print(f"知识库 {escape(kb)}：{chunks} 个片段")
-        for note in report.notes:
-            console.print(f"[dim]{escape(note)}[/]")
-        console.print(f"完成，用时 {report.seconds:.1f} 秒")
+        """按知识库映射（kbs.toml）建立免签库、航司库和通用库：文本索引建好即可提问。"""
+        report = app.setup(data_dir, build_context(), progress=True, wait=wait)
+        print_setup(report, command="zhiwen policy", data_dir=data_dir, ask='ask "去泰国需要签证吗？"')
 
     @group.command("ask")
     @run_cli

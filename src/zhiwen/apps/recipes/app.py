@@ -11,7 +11,6 @@ Example::
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -49,18 +48,19 @@ class RecipesApp(BaseApp):
     def sniff(self, path: Path) -> str | None:
         return FORMAT if sniff_howtocook(path) else None
 
-    def setup(self, data_dir: Path, ctx: AppContext, *, progress: bool = True) -> SetupReport:
-        from zhiwen.kb import open_kb
+    def setup(
+        self, data_dir: Path, ctx: AppContext, *, progress: bool = True, wait: bool = True
+    ) -> SetupReport:
+        """The KB ``recipes``: its text index, then the vectors (``wait``) or a note on them."""
+        from zhiwen.appkit.setup import KBBuild, SetupCorpus, run_setup
 
-        started = time.perf_counter()
-        kb = open_kb(self.kbs[0].name, settings=ctx.settings, create=True, app=self.name)
-        report = kb.index_corpus(load_howtocook(_dishes_dir(Path(data_dir))), progress=progress)
-        return SetupReport(
-            app=self.name,
-            kbs={kb.name: report.chunks},
-            notes=report.warnings,
-            seconds=time.perf_counter() - started,
-        )
+        dishes = _dishes_dir(Path(data_dir))
+
+        def load() -> SetupCorpus:
+            corpus = load_howtocook(dishes)
+            return SetupCorpus(corpus.documents, corpus.chunks, corpus.warnings)
+
+        return run_setup(self.name, [KBBuild(self.kbs[0], load)], ctx, progress=progress, wait=wait)
 
     def _kb(self, request: AskRequest, ctx: AppContext) -> str:
         return request.kb or self.kbs[0].name

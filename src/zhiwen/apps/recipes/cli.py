@@ -16,8 +16,9 @@ import typer
 
 from zhiwen.appkit import AskRequest
 from zhiwen.appkit.app import BaseApp
-from zhiwen.appkit.console import console, print_app_answer, run_cli
+from zhiwen.appkit.console import print_app_answer, run_cli
 from zhiwen.appkit.context import build_context
+from zhiwen.appkit.setup import WAIT_HELP, print_setup
 
 
 def commands(app: BaseApp) -> typer.Typer:
@@ -27,11 +28,11 @@ def commands(app: BaseApp) -> typer.Typer:
     @run_cli
     def setup(
         data_dir: Path = typer.Argument(..., help="数据目录（含 howtocook/dishes），例如 ../shared/data"),
+        wait: bool = typer.Option(False, "--wait", help=WAIT_HELP),
     ) -> None:
-        """从 HowToCook 数据建立菜谱知识库 recipes。"""
-        report = app.setup(data_dir, build_context(), progress=True)
-        for kb, chunks in report.kbs.items():
-            console.print(f"知识库 {kb}：{chunks} 个片段（{report.seconds:.1f} 秒）")
+        """从 HowToCook 数据建立菜谱知识库 recipes：文本索引建好即可提问，向量随后补全。"""
+        report = app.setup(data_dir, build_context(), progress=True, wait=wait)
+        print_setup(report, command="zhiwen recipes", data_dir=data_dir, ask='ask "番茄炒蛋怎么做"')
 
     @group.command("ask")
     @run_cli
