@@ -46,7 +46,10 @@ def browser() -> Iterator[Any]:
         pytest.skip("playwright is not installed (pip install -e '.[dev]')")
     executable = chromium_path()
     if executable is None:
-        pytest.skip("no Chromium found (apt-get install chromium fonts-noto-cjk, or set ZHIWEN_CHROMIUM)")
+        pytest.skip(
+            "no Chromium found (bash scripts/test.sh --system, apt-get install chromium fonts-noto-cjk, "
+            "or set ZHIWEN_CHROMIUM)"
+        )
     args = ["--no-sandbox"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=executable, args=args)

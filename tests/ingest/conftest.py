@@ -37,7 +37,10 @@ def law_formats(law_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
 @pytest.fixture(scope="session")
 def law_pdf(law_formats: dict[str, Path]) -> Path:
     if "pdf" not in law_formats:
-        pytest.skip("chromium not installed (apt-get install chromium fonts-noto-cjk)")
+        pytest.skip(
+            "chromium not installed (bash scripts/test.sh --system, or apt-get install chromium "
+            "fonts-noto-cjk)"
+        )
     return law_formats["pdf"]
 
 
@@ -53,7 +56,7 @@ def scanned_pdf(law_pdf: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
 def table_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A short page with a ruled table and no bookmarks (headings from font sizes)."""
     if chromium_bin() is None:
-        pytest.skip("chromium not installed")
+        pytest.skip("chromium not installed (bash scripts/test.sh --system)")
     from doc_fixtures import html_to_pdf
 
     folder = tmp_path_factory.mktemp("table")

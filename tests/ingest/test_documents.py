@@ -30,7 +30,10 @@ from zhiwen.ingest.limits import FileRejected, IngestLimits
 from zhiwen.ingest.normalize import RADICAL_SUPPLEMENT, join_lines, normalize_text
 from zhiwen.ingest.pdf import load_pdf
 
-needs_ocr = pytest.mark.skipif(not ocr_installed(), reason="rapidocr-onnxruntime not installed (zhiwen[ocr])")
+needs_ocr = pytest.mark.skipif(
+    not ocr_installed(),
+    reason="rapidocr-onnxruntime not installed (zhiwen[ocr]; bash scripts/test.sh installs it)",
+)
 
 
 def squash(text: str) -> str:
@@ -345,7 +348,7 @@ def test_format_parity_on_questions(tmp_path: Path, law_formats: dict[str, Path]
     from zhiwen.kb import close_all, open_kb
 
     if "pdf" not in law_formats:
-        pytest.skip("chromium not installed")
+        pytest.skip("chromium not installed (bash scripts/test.sh --system)")
     questions = [
         q
         for line in (Path(__file__).resolve().parents[2] / "bench" / "documents_questions.jsonl")

@@ -278,7 +278,9 @@ def test_async_wrapper_runs_in_threadpool(rerank_server: str) -> None:
 # -- a real, tiny, randomly initialised cross-encoder ---------------------------------------------
 HAS_ST = importlib.util.find_spec("sentence_transformers") is not None and importlib.util.find_spec("torch")
 needs_st = pytest.mark.skipif(
-    not HAS_ST, reason="optional extra zhiwen[rerank] (sentence-transformers + torch) not installed"
+    not HAS_ST,
+    reason="optional extra zhiwen[rerank] (sentence-transformers + torch) not installed: "
+    "bash scripts/test.sh --with rerank",
 )
 
 
@@ -286,7 +288,7 @@ needs_st = pytest.mark.skipif(
 def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 2-layer, hidden-32 BERT sequence classifier + WordPiece vocab, saved like a hub model."""
     if not HAS_ST:
-        pytest.skip("optional extra zhiwen[rerank] not installed")
+        pytest.skip("optional extra zhiwen[rerank] not installed: bash scripts/test.sh --with rerank")
     import torch
     from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
 

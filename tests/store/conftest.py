@@ -52,7 +52,8 @@ def postgres_unavailable_reason() -> str | None:
         with psycopg.connect(PG_URL, connect_timeout=3, autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     except Exception as exc:  # any failure means: skip, and say why
-        _pg_skip_reason = f"PostgreSQL with pgvector not usable at {PG_URL}: {exc}".splitlines()[0]
+        first = f"PostgreSQL with pgvector not usable at {PG_URL}: {exc}".splitlines()[0]
+        _pg_skip_reason = f"{first} (bash scripts/test.sh --system sets it up)"
     return _pg_skip_reason
 
 

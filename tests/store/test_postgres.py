@@ -39,7 +39,8 @@ def _pg_reason() -> str | None:
         with psycopg.connect(PG_URL, connect_timeout=3, autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     except Exception as exc:
-        return f"PostgreSQL with pgvector not usable at {PG_URL}: {exc}".splitlines()[0]
+        first = f"PostgreSQL with pgvector not usable at {PG_URL}: {exc}".splitlines()[0]
+        return f"{first} (bash scripts/test.sh --system sets it up)"
     return None
 
 
