@@ -33,7 +33,8 @@ from typing import Any
 
 from rapidfuzz.distance import LCSseq
 
-from zhiwen.answer.question_types import Question, analyse_question
+from zhiwen.answer.crosslingual import question_for
+from zhiwen.answer.question_types import Question
 from zhiwen.answer.scoring import (
     Candidate,
     QuestionTerms,
@@ -259,7 +260,7 @@ def relevance_verdict(
     """
     if not hits:
         return Verdict(False, 0.0, "no_hits")
-    question = analyse_question(query)
+    question = question_for(query, [h.chunk.text for h in hits[:top]])
     if not QuestionTerms.of(question).terms:
         return Verdict(False, 0.0, "no_terms")
     candidates = []

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from zhiwen.answer.compose import NOT_FOUND_LEAD, ComposeOptions, compose, trim_units_text
-from zhiwen.answer.question_types import analyse_question
+from zhiwen.answer.crosslingual import question_for
 from zhiwen.answer.relevance import DEFAULT_MODEL, RelevanceModel, is_answerable, relevance
 from zhiwen.answer.scoring import Candidate, EmbedTexts, QuestionTerms, Weights, score_units
 from zhiwen.answer.units import DocUnits, Unit, split_units
@@ -84,6 +84,13 @@ def candidates_from_parents(parents: Sequence[ParentHit]) -> list[Candidate]:
     return out
 
 
+def passage_texts(parents: Sequence[ParentHit]) -> list[str]:
+    """The retrieved passages (best parent first), then their documents: what an English question
+    is read against (:mod:`~zhiwen.answer.crosslingual`)."""
+    chunks = [h.chunk.text for p in parents for h in sorted(p.matched_chunks, key=lambda h: -h.score)]
+    return chunks + [f"{p.document.title}\n{p.document.text}" for p in parents]
+
+
 def answer_from_parents(
     question: str,
     parents: Sequence[ParentHit],
@@ -101,7 +108,7 @@ def answer_from_parents(
     together, which the lexical floor cannot, so its "nothing relevant" stands.
     """
     start = time.perf_counter()
-    q = analyse_question(question)
+    q = question_for(question, passage_texts(parents))
     candidates = [c for c in candidates_from_parents(parents) if c.doc.units]
     scored = score_units(
         q,
@@ -139,18 +146,38 @@ def _item_like(doc: DocUnits, unit: Unit) -> bool:
     return doc.blocks[unit.block].kind in ("list", "table") or bool(_ENUMERATED.match(unit.plain))
 
 
-def excerpt(question: str, title: str, text: str, *, max_chars: int = 200) -> str:
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
+
+
+def _heading_of(doc: DocUnits, unit: Unit, heading: str) -> str:
+    """The heading a list item stands under (``❌ You Cannot``), or "" for anything else.
+
+    A bullet means what its heading says of it: 「Work, study…」 under 「❌ You Cannot」 is a
+    prohibition, so it is never quoted without it. The unit's own headings first (those inside
+    the passage), else ``heading``: the section a passage cut from a longer one came from.
+    """
+    if unit.kind != "item":
+        return ""
+    path = [p for p in unit.path if p and p != doc.title]
+    return " › ".join(path) if path else heading.strip()
+
+
+def excerpt(question: str, title: str, text: str, *, max_chars: int = 200, heading: str = "") -> str:
     """The part of one passage that answers ``question`` best (for apps' free-text parts).
 
     The best-scored unit and, while they fit in ``max_chars``, the units right after it in the
-    same block; a longer unit is trimmed around the question's terms. Markup is kept.
+    same block; a longer unit is trimmed around the question's terms. Markup is kept. A list
+    item is quoted with its heading (``heading``: the passage's section, when the passage does
+    not carry its heading line itself).
 
     Example::
 
         >>> excerpt("过境免签可以停留多久？", "过境免签", policy_text, max_chars=120)
         '部分国家的外国人过境中国可享受二百四十小时免签停留……'
+        >>> excerpt("免签可以工作吗？", "免签政策", "### ❌ You Cannot\n\n- Work, study, live long-term.")
+        '❌ You Cannot：Work, study, live long-term.'
     """
-    q = analyse_question(question)
+    q = question_for(question, [text])
     doc = split_units(Document(id=f"excerpt:{title}", text=text, title=title))
     if not doc.units:
         return ""
@@ -160,12 +187,19 @@ def excerpt(question: str, title: str, text: str, *, max_chars: int = 200) -> st
     # an intro ("有下列情形之一的：") brings what it introduces, even as separate paragraphs
     intro = best.unit.plain.rstrip().endswith(("：", ":")) and best.index + 1 == block.last
     end = len(doc.units) if intro else block.last
+    head = _heading_of(doc, best.unit, heading)
+    budget = max(max_chars - len(head) - 1, max_chars // 2) if head else max_chars
     pieces = [best.unit.text]
     for unit in doc.units[best.index + 1 : end]:
-        if sum(len(p) + 1 for p in pieces) + len(unit.text) > max_chars:  # + 1: a line break
+        if sum(len(p) + 1 for p in pieces) + len(unit.text) > budget:  # + 1: a line break
             break
         if intro and unit.block != best.unit.block and not _item_like(doc, unit):
             break  # the enumeration is over (the next article, a new paragraph)
+        if head and unit.path != best.unit.path:
+            break  # an item under another heading means what that heading says
         pieces.append(unit.text)
     joined = ("\n" if intro or block.kind in ("list", "table") else "").join(pieces)
-    return trim_units_text(joined, QuestionTerms.of(q), q, max_chars)  # only a long first unit is cut
+    text = trim_units_text(joined, QuestionTerms.of(q), q, budget)  # only a long first unit is cut
+    if not head:
+        return text
+    return f"{head}：{_BULLET.sub('', text)}" if len(pieces) == 1 else f"{head}：\n{text}"
