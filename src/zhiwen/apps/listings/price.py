@@ -10,6 +10,9 @@ are read as the amount ±10 % (270–300–330), the same width as the re-score'
 tolerance; ``500万出头`` is 500–550. Colloquial ranges arrive as digits from
 :func:`~zhiwen.apps.listings.numerals.normalise_question` (两三百万 → 200-300万).
 
+A total given in 元 (``预算8000000``, ``总价3000000元以内``: six digits or more, not a unit price)
+is read as 万元 (800万, 300万以内) instead of being dropped; the understood conditions show it.
+
 Example::
 
     >>> from zhiwen.apps.listings.numerals import normalise_question
@@ -164,6 +167,26 @@ PRICE_RULES: list[tuple[re.Pattern[str], Handler]] = [
 ]
 
 
+# a total in 元: 6–9 digits (10万元 … 10亿元) that no 万 / area / per-area unit follows
+_YUAN_TOTAL = re.compile(r"(?<![\d.])(\d{6,9})(?![\d.])\s*(?:元|块)?(?!\s*(?:万|亿|平|米|/|每|一平|1平))")
+_UNIT_PRICE_BEFORE = re.compile(rf"{_UP}\s*[^，,。；;]{{0,6}}$")
+
+
+def yuan_to_wan(t: str) -> str:
+    """``预算8000000`` → ``预算800万``; unit prices (``单价120000``) stay in 元/㎡.
+
+    >>> yuan_to_wan("总价3000000元以内，单价120000以下")
+    '总价300万以内，单价120000以下'
+    """
+
+    def repl(m: re.Match[str]) -> str:
+        if _UNIT_PRICE_BEFORE.search(t[max(0, m.start() - 10) : m.start()]):
+            return m.group(0)
+        return f"{int(m.group(1)) / 1e4:g}万"
+
+    return _YUAN_TOTAL.sub(repl, t)
+
+
 def _apply(
     t: str, req: Requirements, rules: list[tuple[re.Pattern[str], Handler]], spans: Spans, *, total: bool
 ) -> None:
@@ -181,6 +204,7 @@ def _apply(
 def extract_price(t: str, req: Requirements) -> None:
     """Fill the total price (万元) and unit price (元/㎡) fields from the normalised question."""
     spans: Spans = []
+    t = yuan_to_wan(t)
     _apply(t, req, UNIT_PRICE_RULES, spans, total=False)
     _apply(t, req, PRICE_RULES, spans, total=True)
     if req.price_min is not None and req.price_max is not None and req.price_min > req.price_max:
@@ -193,4 +217,4 @@ def extract_price(t: str, req: Requirements) -> None:
         req.unit_price_min, req.unit_price_max = req.unit_price_max, req.unit_price_min
 
 
-__all__ = ["APPROX", "PRICE_RULES", "UNIT_PRICE_RULES", "extract_price"]
+__all__ = ["APPROX", "PRICE_RULES", "UNIT_PRICE_RULES", "extract_price", "yuan_to_wan"]
