@@ -55,6 +55,13 @@ class ComposeOptions:
     passages: int = 3  # supporting passages listed (the lead's sources count)
     passage_chars: int = 80
     support_ratio: float = 0.6  # a source is listed when its best unit scores ≥ this × the best
+    # … and speaks of the question: its share of the question's terms ≥ this × the best unit's
+    # (retrieval's first choice too: a 婚假 passage is no support for a 住宿 question)
+    support_evidence: float = 0.5
+    # another document's sentence joins the lead only when it states the question's words as
+    # much as the best one does (its own character bigrams ≥ this × the best's): a GPU FAQ's
+    # 「可以。」 does not follow an answer about running without a large model
+    other_source_grams: float = 0.8
     trim: bool = True  # trim long units to the clauses around the question's terms
 
 
@@ -157,8 +164,29 @@ def _structured_lead(doc: DocUnits, s: ScoredUnit, budget: int) -> tuple[str, st
     return (head, body)
 
 
+def _may_join(s: ScoredUnit, chosen: Sequence[ScoredUnit], same: bool) -> bool:
+    """A sentence that reads on its own after the lead so far (``same``: of the best's section)."""
+    if s.unit.kind != "sentence" or any(_same_text(s.unit.plain, c.unit.plain) for c in chosen):
+        return False  # news sources repeat each other's sentences: say it once
+    if s.unit.plain.endswith(_INTRO_END):
+        return False  # "…如下：" without the list or code it introduces reads as cut off
+    # "这种方式…" under another heading speaks of that heading's subject
+    return same or not _dangling(s)
+
+
+def _joins_from_elsewhere(q: QuestionTerms, s: ScoredUnit, best: ScoredUnit, options: ComposeOptions) -> bool:
+    """Whether a unit of another document says as much of the question as the best unit does
+    (the question's character bigrams in the sentence itself, headings left out)."""
+    if s.candidate is best.candidate:
+        return True
+    return q.gram_share(s.unit.plain) >= options.other_source_grams * q.gram_share(best.unit.plain)
+
+
 def _lead_units(
-    scored: Sequence[ScoredUnit], options: ComposeOptions, size: Callable[[ScoredUnit], int]
+    scored: Sequence[ScoredUnit],
+    options: ComposeOptions,
+    size: Callable[[ScoredUnit], int],
+    q: QuestionTerms | None = None,
 ) -> list[ScoredUnit]:
     """The best unit, then up to ``lead_max_units - 1`` more that score close to it and fit the budget.
 
@@ -176,13 +204,9 @@ def _lead_units(
         same = s.candidate is best.candidate and s.unit.path == best.unit.path
         if not same and s.score < other_ratio * best.score:
             continue
-        if s.unit.kind != "sentence" or any(_same_text(s.unit.plain, c.unit.plain) for c in chosen):
-            continue  # news sources repeat each other's sentences: say it once
-        if s.unit.plain.endswith(_INTRO_END):
-            continue  # "…如下：" without the list or code it introduces reads as cut off
-        if not same and _dangling(s):
-            continue  # "这种方式…" under another heading speaks of that heading's subject
-        if used + size(s) > options.lead_max_chars:
+        if not _may_join(s, chosen, same) or used + size(s) > options.lead_max_chars:
+            continue
+        if q is not None and not _joins_from_elsewhere(q, s, best, options):
             continue
         chosen.append(s)
         used += size(s)
@@ -278,7 +302,7 @@ def compose_lead(
             trimmed[key] = trim_units_text(s.unit.text, q, question, cap) if options.trim else s.unit.text
         return trimmed[key]
 
-    units = _lead_units(scored, options, lambda s: len(text_of(s)) + 3)  # + its marker
+    units = _lead_units(scored, options, lambda s: len(text_of(s)) + 3, q)  # + its marker
     kept: list[tuple[ScoredUnit, str]] = []
     used = 0
     for s in units:
@@ -290,15 +314,23 @@ def compose_lead(
             text = trim_units_text(text, q, question, max(room, 30))
         kept.append((s, text))
         used += len(text) + 3
-    pieces: list[str] = []
+    return _cited_runs(kept)
+
+
+def _cited_runs(kept: Sequence[tuple[ScoredUnit, str]]) -> tuple[str, list[int]]:
+    """The lead: each source's run of sentences cited where it ends; runs of different sources on
+    lines of their own, so two documents never read as one statement."""
+    runs: list[list[str]] = []
     cites: list[int] = []
     for k, (s, text) in enumerate(kept):
         cite = s.candidate.rank + 1
+        if k == 0 or kept[k - 1][0].candidate.rank != s.candidate.rank:
+            runs.append([])
         last_of_source = k + 1 == len(kept) or kept[k + 1][0].candidate.rank != s.candidate.rank
-        pieces.append(_cite(text, cite) if last_of_source else text)
+        runs[-1].append(_cite(text, cite) if last_of_source else text)
         if cite not in cites:
             cites.append(cite)
-    return _join(pieces), cites
+    return "\n".join(_join(run) for run in runs), cites
 
 
 def _passage_line(s: ScoredUnit, q: QuestionTerms, question: Question, options: ComposeOptions) -> str:
@@ -310,6 +342,14 @@ def _passage_line(s: ScoredUnit, q: QuestionTerms, question: Question, options: 
     cite = f"[{s.candidate.rank + 1}]"
     head = f"- {cite} {label}" if label else f"- {cite}"
     return f"{head}：{snippet}" if snippet else head
+
+
+def _supports(s: ScoredUnit, best: ScoredUnit, cite: int, options: ComposeOptions) -> bool:
+    """A close runner-up, or retrieval's own first choice when the lead came from elsewhere —
+    either only when it speaks of the question (its term share near the best unit's)."""
+    if s.evidence < options.support_evidence * best.evidence:
+        return False
+    return s.score >= options.support_ratio * best.score or cite == 1
 
 
 def compose(
@@ -336,8 +376,7 @@ def compose(
             label = context_label(s.candidate.doc, s.unit)
             if label:  # the lead already quotes it: only where it comes from
                 lines.append(f"- [{cite}] {label}")
-        elif s.score >= options.support_ratio * scored[0].score or cite == 1:
-            # a close runner-up, or retrieval's own first choice when the lead came from elsewhere
+        elif _supports(s, scored[0], cite, options):
             lines.append(_passage_line(s, q, question, options))
     body = lead if not lines else f"{lead}\n\n{RELATED_HEADING}\n\n" + "\n".join(lines)
     return Composed(body, lead, cites)

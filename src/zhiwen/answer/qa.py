@@ -27,7 +27,7 @@ Example::
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -249,6 +249,16 @@ def _passages(hit: ParentHit, limit: int) -> list[str]:
     return out
 
 
+def by_score(parents: Sequence[ParentHit]) -> list[ParentHit]:
+    """Parents by their score, best first (ties keep retrieval's order).
+
+    Retrieval ranks a document with more matching passages first; a reader sees the scores, so
+    the sources are listed by them (1.000 above 0.350), and ``[n]`` is the n-th of that list
+    everywhere: in the lead, under 相关段落 and in the sources.
+    """
+    return sorted(parents, key=lambda p: -p.score)
+
+
 def pipeline_for(kb: KnowledgeBase, pipeline: RetrievalPipeline | None) -> RetrievalPipeline:
     """The caller's pipeline, or one over the KB's static settings (library use)."""
     if pipeline is not None:
@@ -276,7 +286,7 @@ def plan_generic(
     lead, the supporting passages, or — below the KB's relevance floor — 可能相关 passages.
     """
     found = pipeline_for(kb, pipeline).search_parents(kb, question, top_k=top_k, mode=mode, filters=filters)
-    parents = found.parents
+    parents = by_score(found.parents)
     sources = [Citation.from_parent(p, kb=kb.name) for p in parents]
     contexts = [
         (s.title, truncate("\n\n".join(_passages(p, passages_per_doc)), context_chars))
