@@ -233,7 +233,9 @@ def extractive_body(
         other_row = rows and s.metadata.get("kind") == "visa_country"  # rows of countries not asked about
         if s.id in shown or s.id.split("#", 1)[0] in shown or other_row or len(passages) >= MAX_PASSAGES:
             continue
-        best = excerpt(question, s.title, s.text, max_chars=260) or truncate(s.text, 260)
+        # a bullet is quoted under its heading (「❌ You Cannot：Work, study…」), never bare
+        heading = (s.section or "").split(">")[-1].strip()
+        best = excerpt(question, s.title, s.text, max_chars=260, heading=heading) or truncate(s.text, 260)
         passages.append(f"[{i}] {s.title}：{' '.join(best.split())}")
     if passages:
         parts.append(
