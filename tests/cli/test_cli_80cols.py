@@ -214,3 +214,20 @@ def test_eval_at_80_columns(zw: Invoke, tmp_path: Path, monkeypatch: pytest.Monk
     assert "…" not in narrow
     for metric in ("nDCG@10", "Recall@10", "MRR@10", "检索p50ms", "bm25", "dense", "hybrid"):
         assert metric in squash(narrow), metric
+
+
+def test_recipes_ask_at_80_columns(zw: Invoke, md_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The new user's 「清炒花菜的…」: a dish's title and file stay whole in the sources."""
+    long = md_dir / "vegetable_dish" / "清炒花菜配蒜蓉和小米辣的家常快手做法.md"
+    long.write_text(
+        "# 清炒花菜配蒜蓉和小米辣的家常快手做法\n预估烹饪难度：★\n## 必备原料和工具\n- 花菜\n- 蒜\n"
+        "## 操作\n- 花菜焯水后大火快炒\n",
+        "utf-8",
+    )
+    r = zw("index", "--kb", "recipes", str(md_dir))
+    assert r.exit_code == 0, r.output
+    narrow, wide = narrow_and_wide(zw, monkeypatch, "ask", "--kb", "recipes", "清炒花菜怎么做")
+    assert_readable(narrow, wide)
+    sources = columns(narrow)
+    assert "清炒花菜配蒜蓉和小米辣的家常快手做法" in sources["标题"]
+    assert "vegetable_dish/清炒花菜配蒜蓉和小米辣的家常快手做法.md" in sources["出处"]

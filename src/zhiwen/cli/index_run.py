@@ -20,6 +20,7 @@ import time
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from zhiwen.appkit.console import EXIT_INTERRUPTED, console, err_console, exit_code_for, print_error
@@ -192,7 +193,9 @@ class IndexRun:
         if not report.changed:
             console.print("[dim]内容与已有索引一致，未写入。[/]")
         if report.warnings:
-            console.print(f"[yellow]{len(report.warnings)} 条警告，例如：{report.warnings[0]}[/]")
+            console.print(
+                f"[yellow]{len(report.warnings)} 条警告，例如：{escape(str(report.warnings[0]))}[/]"
+            )
 
 
 class _Notes:
