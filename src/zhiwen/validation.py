@@ -29,15 +29,16 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal
+from datetime import date, datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import ValidationInfo, ValidatorFunctionWrapHandler, WrapValidator
+from pydantic import BeforeValidator, ValidationInfo, ValidatorFunctionWrapHandler, WrapValidator
 from pydantic_core import PydanticCustomError
 
 Kind = Literal["json", "missing", "type", "value"]
 
-_DATE = "日期格式无效，应为 YYYY-MM-DD（如 2026-01-15）"
-_DATETIME = "时间格式无效，应为 ISO 8601（如 2026-01-15T09:30:00）"
+_DATE = "日期格式无效，应为 YYYY-MM-DD，如 2026-01-15"
+_DATETIME = "时间格式无效，应为 ISO 8601，如 2026-01-15T09:30:00"
 
 # pydantic error type → what is wrong, after the field's name. ``{…}`` are the error's ctx.
 PREDICATES: dict[str, str] = {
@@ -239,3 +240,38 @@ def unit_guard(check: UnitCheck) -> WrapValidator:
         return handler(value)
 
     return WrapValidator(wrap)
+
+
+# -- dates -----------------------------------------------------------------------------------
+_DAY = re.compile(r"(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*日?")
+_COMPACT_DAY = re.compile(r"(\d{4})(\d{2})(\d{2})")
+
+
+def parse_day(value: Any) -> date:
+    """A calendar day as people write it: ``2026-01-15``, ``2026/1/15``, ``2026.01.15``,
+    ``20260115``, ``2026年1月15日``; a ``date`` as it is. A number (a Unix timestamp, or
+    20260115 as an integer) is refused rather than read as seconds since 1970.
+
+    Raises :class:`~pydantic_core.PydanticCustomError` ``date_parsing`` / ``date_type``, which
+    :data:`PREDICATES` words as 「日期格式无效，应为 YYYY-MM-DD，如 2026-01-15」.
+
+    >>> parse_day("2026年1月15日"), parse_day("20260115")
+    (datetime.date(2026, 1, 15), datetime.date(2026, 1, 15))
+    """
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    if not isinstance(value, str):
+        raise PydanticCustomError("date_type", "Input should be a valid date string")
+    text = value.strip()
+    m = _DAY.fullmatch(text) or _COMPACT_DAY.fullmatch(text)
+    try:
+        if m is None:
+            return date.fromisoformat(text)
+        return date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        raise PydanticCustomError("date_parsing", "Input should be a valid date") from None
+
+
+Day = Annotated[date, BeforeValidator(parse_day)]

@@ -5,15 +5,18 @@ stays in ``data`` for whoever debugs. One table words them all (:mod:`zhiwen.val
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field, ValidationError
 
-from zhiwen.validation import PREDICATES, describe, kind_of, predicate, summary
+from zhiwen.api.handlers import install_exception_handlers
+from zhiwen.validation import PREDICATES, Day, describe, kind_of, parse_day, predicate, summary
 
 SEARCH = "/knowledge-base/search"
 # words of pydantic's own messages; a Chinese message names fields and values, never these
@@ -162,4 +165,44 @@ def test_summary_of_a_config_file_error() -> None:
 
 def test_a_date_in_another_format_says_which() -> None:
     text = describe({"type": "date_from_datetime_parsing", "loc": ("as_of",)}, "as_of")
-    assert text == "as_of 日期格式无效，应为 YYYY-MM-DD（如 2026-01-15）"
+    assert text == "as_of 日期格式无效，应为 YYYY-MM-DD，如 2026-01-15"
+
+
+# -- dates: as people write them, never a number read as a timestamp --------------------------------
+class DayBody(BaseModel):
+    as_of: Day | None = None
+
+
+@pytest.fixture
+def day_client() -> TestClient:
+    app = FastAPI()
+    install_exception_handlers(app)
+
+    @app.post("/day")
+    def day(body: DayBody) -> dict[str, Any]:
+        return {"as_of": body.as_of.isoformat() if body.as_of else None}
+
+    return TestClient(app)
+
+
+@pytest.mark.parametrize("written", ["2026-01-15", "2026/1/15", "2026.01.15", "20260115", "2026年1月15日"])
+def test_a_day_in_any_common_form(day_client: TestClient, written: str) -> None:
+    assert day_client.post("/day", json={"as_of": written}).json() == {"as_of": "2026-01-15"}
+
+
+@pytest.mark.parametrize("bad", [20260115, 1768435200, "2026-02-30", "明天", True])
+def test_a_number_or_a_non_day_is_refused_in_chinese(day_client: TestClient, bad: Any) -> None:
+    resp = day_client.post("/day", json={"as_of": bad})
+    body = resp.json()
+    assert resp.status_code == 422 and body["code"] == 3002
+    assert body["message"] == "参数类型错误：as_of（日期格式无效，应为 YYYY-MM-DD，如 2026-01-15）", body
+
+
+@given(st.dates(min_value=date(1900, 1, 1)))
+def test_parse_day_round_trips(day: date) -> None:
+    for text in (
+        day.isoformat(),
+        f"{day.year}/{day.month}/{day.day}",
+        f"{day.year}年{day.month}月{day.day}日",
+    ):
+        assert parse_day(text) == day

@@ -16,7 +16,6 @@ Example::
 
 from __future__ import annotations
 
-from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -39,6 +38,7 @@ from zhiwen.apps.advisor.market import load_market
 from zhiwen.apps.advisor.rules import get_rulebook
 from zhiwen.errors import StoreUnavailable, ToolValidationError
 from zhiwen.tools import Tool, ToolRegistry
+from zhiwen.validation import Day
 
 if TYPE_CHECKING:
     from zhiwen.appkit.app import AppContext
@@ -84,7 +84,7 @@ class TaxArgs(BaseModel):
         None, ge=0, le=0.1, description="中介费率（小数），如 0.02 表示 2%"
     )
     rule: str | None = Field(None, max_length=20, description="契税规则 ID（默认按交易日期取现行规则）")
-    as_of: date | None = Field(None, description="交易日期（默认今天）")
+    as_of: Day | None = Field(None, description="交易日期（默认今天），如 2026-01-15")
 
 
 class CalcTaxTool(Tool[TaxArgs]):

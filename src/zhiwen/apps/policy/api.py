@@ -24,7 +24,6 @@ before ``zhiwen policy setup`` (none of its KBs built) → 404 / 3004 naming tha
 from __future__ import annotations
 
 import logging
-from datetime import date
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
@@ -37,6 +36,7 @@ from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, BaseApp, ChatTurn
 from zhiwen.appkit.deps import Question, app_set_up, get_app_context, get_caller
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
+from zhiwen.validation import Day
 
 from .service import APP, check_top_n
 from .settings import policy_settings
@@ -53,7 +53,7 @@ class PolicyAskIn(BaseModel):
     top_n: Annotated[StrictInt, Field(ge=1, le=1000)] | None = Field(
         None, description="返回来源数（默认 20：专业库 10 + 通用库 10）"
     )
-    as_of: date | None = Field(None, description="按哪天判断政策是否到期（默认今天），YYYY-MM-DD")
+    as_of: Day | None = Field(None, description="按哪天判断政策是否到期（默认今天），YYYY-MM-DD")
     stream: StrictBool = Field(False, description="以 SSE 流式返回答案")
     history: list[ChatTurn] = Field(
         default_factory=list,

@@ -33,6 +33,8 @@ from datetime import date
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from pydantic_core import PydanticCustomError
+
 from zhiwen.answer.events import AppEvent
 from zhiwen.answer.model import Answer, Citation
 from zhiwen.answer.qa import AnswerPlan, execute, execute_stream
@@ -42,6 +44,7 @@ from zhiwen.conversation.model import user_questions
 from zhiwen.conversation.vocabulary import Vocabulary
 from zhiwen.errors import InvalidParameter, ZhiwenError, kb_not_found
 from zhiwen.understand.classify import Classification
+from zhiwen.validation import parse_day
 
 from . import answer as compose
 from .countries import Country, default_gazetteer
@@ -143,13 +146,11 @@ def citation_dict(c: Citation, general_kbs: frozenset[str] = frozenset()) -> dic
 def parse_as_of(value: Any) -> date:
     if value is None or value == "":
         return date.today()
-    if isinstance(value, date):
-        return value
-    try:
-        return date.fromisoformat(str(value).strip())
-    except ValueError:
+    try:  # 2026-01-15, 2026/1/15, 20260115, 2026年1月15日; never a number read as a timestamp
+        return parse_day(value)
+    except PydanticCustomError:
         raise InvalidParameter(
-            f"as_of must be an ISO date, got {value!r}", message="as_of 日期格式无效，应为 YYYY-MM-DD"
+            message="as_of 日期格式无效，应为 YYYY-MM-DD，如 2026-01-15", data={"as_of": str(value)[:40]}
         ) from None
 
 
