@@ -22,7 +22,7 @@ def _ms(x: float) -> str:
 def rich_table(report: EvalReport) -> Table:
     k = report.k
     table = Table(
-        title=f"{report.dataset}：{report.n_queries} 个查询（seed {report.seed}），知识库 {report.kb}",
+        title=f"{report.dataset}：{report.n_queries} 个查询（随机种子 {report.seed}），知识库 {report.kb}",
         caption=caption(report),
     )
     table.add_column("模式")

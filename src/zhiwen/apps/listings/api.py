@@ -118,7 +118,7 @@ class AskData(BaseModel):
     session_id: str | None = Field(None, description="会话 ID")
 
 
-@router.post("/ask", summary="房源问答（seed 000）", response_model=Envelope[AskData])
+@router.post("/ask", summary="房源问答", response_model=Envelope[AskData])
 async def ask(
     body: AskIn,
     ctx: AppContext = Depends(get_app_context),

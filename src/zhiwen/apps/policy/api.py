@@ -96,7 +96,7 @@ class PolicyAskData(BaseModel):
 
 @router.post(
     "/api/v1/policy/ask",
-    summary="政策问答（免签 / 机组 / 法规，seed 001）",
+    summary="政策问答（免签 / 机组 / 法规）",
     response_model=Envelope[PolicyAskData],
     responses=SSE_RESPONSE,
 )
