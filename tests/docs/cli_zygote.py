@@ -47,7 +47,7 @@ def recv_int():
     while len(data) < 4:
         part = sock.recv(4 - len(data))
         if not part:
-            sys.exit(70)  # the zygote went away
+            sys.exit("doctest: the zhiwen zygote went away (see its log)")
         data += part
     return struct.unpack("!i", data)[0]
 child = recv_int()
@@ -128,8 +128,15 @@ def _serve(sock_path: str) -> tuple[socket.socket, dict[str, object], list[int]]
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(sock_path)
     listener.listen(64)
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     waiting: dict[int, tuple[socket.socket, str]] = {}  # child pid -> its client's connection, argv
+
+    def shutdown(*_: object) -> None:  # a command left running (a block that timed out) goes too
+        for pid in list(waiting):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, shutdown)
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
     while True:
