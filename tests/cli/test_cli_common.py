@@ -45,7 +45,7 @@ def make_app(exc: BaseException | None) -> typer.Typer:
         (
             IngestError("/x: bad byte", message="导入失败：文件不是 UTF-8 编码"),
             2,
-            "错误 [3007]：导入失败：文件不是 UTF-8 编码（/x: bad byte）",
+            "错误 [3007]：导入失败：文件不是 UTF-8 编码",
         ),
         (LLMTimeout(), 1, "服务响应超时"),
         (RuntimeError("boom\nsecond line"), 1, "内部错误：RuntimeError: boom second line"),
@@ -56,6 +56,14 @@ def test_run_cli_one_line(exc: BaseException, code: int, text: str) -> None:
     assert result.exit_code == code
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and text in lines[0]
+    assert "bad byte" not in result.stderr  # the English detail goes to the log, not the line
+
+
+def test_run_cli_detail_only_in_debug(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZHIWEN_DEBUG", "1")
+    exc = IngestError("/x: bad byte", message="导入失败：文件不是 UTF-8 编码")
+    result = CliRunner().invoke(make_app(exc), [])
+    assert "导入失败：文件不是 UTF-8 编码（/x: bad byte）" in result.stderr
 
 
 def test_run_cli_passes_through() -> None:

@@ -56,10 +56,17 @@ def exit_code_for(exc: ZhiwenError) -> int:
 
 
 def error_line(exc: BaseException) -> str:
-    """The single line shown to the user: Chinese message, then the technical detail."""
+    """The single line shown to the user: the Chinese message alone.
+
+    The technical detail (often English, from a library) goes to the log; ``ZHIWEN_DEBUG=1``
+    appends it to the line too.
+    """
     if isinstance(exc, ZhiwenError):
         detail = " ".join(exc.detail.split()) if exc.detail else ""
-        return f"错误 [{exc.code}]：{exc.message}" + (f"（{detail}）" if detail else "")
+        if detail:
+            log.info("error detail [%s]: %s", exc.code, detail)
+        shown = detail if detail and _debug() else ""
+        return f"错误 [{exc.code}]：{exc.message}" + (f"（{shown}）" if shown else "")
     text = " ".join(str(exc).split())
     return f"内部错误：{type(exc).__name__}" + (f": {text}" if text else "")
 
