@@ -37,7 +37,7 @@ from zhiwen.ingest.detect import detect_kind
 from zhiwen.ingest.limits import FileRejected, IngestLimits, check_file_size, check_zip
 from zhiwen.ingest.memory import HEAVY_BYTES, release_memory
 from zhiwen.ingest.model import ParsedFile
-from zhiwen.ingest.ocr import OcrEngine, OcrUnavailable, ocr_available
+from zhiwen.ingest.ocr import INSTALL_HINT, OcrEngine, OcrUnavailable, ocr_available
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class OcrProvider:
                 )
             except OcrUnavailable as exc:
                 raise IngestError(
-                    str(exc), message="需要 OCR，但未安装 OCR 组件：pip install 'zhiwen[ocr]'"
+                    str(exc), message=f"需要 OCR，但未安装 OCR 组件（{INSTALL_HINT}）"
                 ) from exc
         return self._engine
 

@@ -29,6 +29,10 @@ log = logging.getLogger(__name__)
 ENGINE_TAG = "rapidocr-onnxruntime/PP-OCRv4/no-cls/v2"  # part of the cache key: a new model re-OCRs
 
 
+# how to get the extra, for the Chinese messages that need it (zhiwen is installed from a clone)
+INSTALL_HINT = "在 zhiwen 源码目录运行 pip install -e '.[ocr]'"
+
+
 class OcrUnavailable(RuntimeError):
     """RapidOCR is not installed (the ``[ocr]`` extra)."""
 

@@ -39,7 +39,7 @@ from zhiwen.ingest.layout import (
 from zhiwen.ingest.limits import FileRejected, IngestLimits, check_pages, check_pixels
 from zhiwen.ingest.model import ParsedFile
 from zhiwen.ingest.normalize import normalize_text
-from zhiwen.ingest.ocr import OcrEngine
+from zhiwen.ingest.ocr import INSTALL_HINT, OcrEngine
 
 __all__ = ["Line", "PageLines", "drop_headers_footers", "load_image", "load_pdf", "page_markdown"]
 
@@ -232,7 +232,7 @@ def _ocr_where_needed(
         if ocr_engine is None:
             raise FileRejected(
                 name,
-                f"有 {len(need_ocr)} 页没有文字层，需要 OCR，但未安装 OCR 组件（pip install 'zhiwen[ocr]'）",
+                f"有 {len(need_ocr)} 页没有文字层，需要 OCR，但未安装 OCR 组件（{INSTALL_HINT}）",
             )
         _run_ocr(pdf, pages, need_ocr, name, limits, ocr_engine(), ocr_scale, on_page)
         parsed.ocr_pages = len(need_ocr)
@@ -295,7 +295,7 @@ def load_image(
             if ocr == "never":
                 raise FileRejected(name, "是图片，需要 OCR 才能提取文字，但 OCR 已关闭（--ocr never）")
             if ocr_engine is None:
-                raise FileRejected(name, "是图片，需要 OCR，但未安装 OCR 组件（pip install 'zhiwen[ocr]'）")
+                raise FileRejected(name, f"是图片，需要 OCR，但未安装 OCR 组件（{INSTALL_HINT}）")
             img.load()
             image = img.convert("RGB")
     except FileRejected:
