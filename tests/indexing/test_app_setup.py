@@ -112,7 +112,10 @@ def test_a_text_only_kb_is_never_embedded_nor_its_queries(settings: Settings) ->
         filler.stop()
     assert kb.store.vector_count() == 0
     text = "\n".join(setup_lines(report, command="zhiwen demo_app", data_dir="DATA", ask="ask x"))
-    assert "law_kb：本应用默认只用文本索引" in text
+    assert (
+        "law_kb：只用文本索引" in text
+        and "ZHIWEN_DEMO_APP__VECTORS=true zhiwen demo_app setup DATA --wait" in text
+    )
     # declared again with vectors (the user's override): the next setup fills them
     again = run_setup("demo_app", builds(), build_context(settings, llm=None), wait=True, progress=False)
     assert again.text_only == [] and open_kb("law_kb", settings=settings).dense_coverage() == 1.0

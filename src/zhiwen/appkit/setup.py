@@ -14,9 +14,11 @@ list of KBs the way a newcomer can start at once:
    let ``zhiwen serve`` fill them in the background (it resumes every KB's missing vectors at
    start; an interrupted fill goes on where it stopped).
 
-A KB may be declared text-only (:attr:`KBSpec.vectors` false, or the app's setting): where an
-app's own question set answers as well without vectors, its setup never embeds, its searches
-never load the model, and ``zhiwen serve`` leaves it alone (``kb.json`` ``extra.vectors``).
+A KB may be declared text-only (:attr:`KBSpec.vectors` false): where an app's own question set
+answers as well without vectors, its setup never embeds, its searches never load the model, and
+``zhiwen serve`` leaves it alone (``kb.json`` ``extra.vectors``). Such an app reads ``vectors``
+from its settings section (``ZHIWEN_<APP>__VECTORS=true``: the user's override, passed as
+:attr:`KBBuild.vectors`), which the setup's closing note names.
 
 Example::
 
@@ -227,9 +229,10 @@ def setup_lines(report: SetupReport, *, command: str, data_dir: Path | str, ask:
         f"{escape(command)} {escape(ask)}"
     )
     if report.text_only:
+        again = f"ZHIWEN_{report.app.upper()}__VECTORS=true {command} setup {data_dir} --wait"
         lines.append(
-            f"{escape('、'.join(report.text_only))}：本应用默认只用文本索引（关键词检索），"
-            "在自带问题集上与加上向量的混合检索质量相同，因此不计算向量。"
+            f"{escape('、'.join(report.text_only))}：只用文本索引（关键词检索），不计算向量——"
+            f"在本应用自带的问题集上，加上向量并不提高质量。如需向量：{escape(again)}"
         )
     if report.vectors_missing:
         lines += _pending_lines(report, command, data_dir)

