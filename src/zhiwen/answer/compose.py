@@ -61,7 +61,7 @@ class ComposeOptions:
     # another document's sentence joins the lead only when it states the question's words as
     # much as the best one does (its own character bigrams ≥ this × the best's): a GPU FAQ's
     # 「可以。」 does not follow an answer about running without a large model
-    other_source_grams: float = 0.8
+    other_source_grams: float = 0.6
     trim: bool = True  # trim long units to the clauses around the question's terms
 
 

@@ -37,7 +37,7 @@ from zhiwen.answer.scoring import term_weight
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9@+#'._-]*[A-Za-z0-9+#]|[A-Za-z0-9]+")
+_WORD = re.compile(r"[A-Za-zÀ-ɏ][A-Za-zÀ-ɏ0-9@+#'._-]*[A-Za-zÀ-ɏ0-9+#]|[A-Za-zÀ-ɏ0-9]+")
 _PAREN = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 _HANZI = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _SKIP_PREFIXES = (
@@ -48,6 +48,7 @@ _ARTICLES = frozenset({"to", "a", "an", "the", "one's"})
 _MIN_LATIN_WORDS = 2  # "PDF?" alone is a code, not an English question
 _MAX_CANDIDATES = 8
 _MAX_GLOSS_WORDS = 3
+_VAGUE_SENSES = 8  # an English word with this many Chinese headwords is too vague to count missing
 
 # English question words → theirs, longest first (how many before how)
 _WH: tuple[tuple[str, str], ...] = (
@@ -108,20 +109,40 @@ class _Glossary:
 
     def __init__(self, lines: Iterable[str]) -> None:
         ranked: dict[str, dict[str, tuple[int, int]]] = {}
+        readings: dict[str, set[str]] = {}
         for line in lines:
+            if line[1:2] == " " and line[3:5] == " [":  # 朱 朱 [zhu1]: a character's reading
+                readings.setdefault(line[2], set()).add(_syllable(line[5 : line.find("]", 5)]))
             entry = _parse(line)
             if entry is None:
                 continue
             word, glosses = entry
             for position, gloss in enumerate(glosses):
-                # primary senses first, then shorter (more basic) headwords
-                ranked.setdefault(gloss, {}).setdefault(word, (position, len(word)))
+                # primary senses first, then shorter (more basic) headwords; "taxes" is "tax" too
+                for form in (gloss, _singular(gloss)):
+                    ranked.setdefault(form, {}).setdefault(word, (position, len(word)))
         self.words = {
             gloss: tuple(sorted(heads, key=lambda w: heads[w])[:32]) for gloss, heads in ranked.items()
         }
+        self.readings = {ch: frozenset(r) for ch, r in readings.items()}  # 朱 → {"zhu"}
+        self.syllables = frozenset(r for rs in self.readings.values() for r in rs)
 
     def get(self, gloss: str) -> tuple[str, ...]:
         return self.words.get(gloss, ())
+
+
+def _singular(gloss: str) -> str:
+    """``taxes`` → ``tax``, ``duties`` → ``duty``: a one-word plural gloss, also as its singular."""
+    if " " in gloss or len(gloss) < 4 or not gloss.endswith("s") or gloss.endswith("ss"):
+        return gloss
+    if gloss.endswith("ies"):
+        return gloss[:-3] + "y"
+    return gloss[:-2] if gloss.endswith(("xes", "ches", "shes", "sses")) else gloss[:-1]
+
+
+def _syllable(pinyin: str) -> str:
+    """``Lu:3`` → ``lv``, ``zhu1`` → ``zhu``: toneless, lower case, ü as v (as names are typed)."""
+    return pinyin.lower().replace("u:", "v").rstrip("012345")
 
 
 def _parse(line: str) -> tuple[str, list[str]] | None:
@@ -139,7 +160,7 @@ def _parse(line: str) -> tuple[str, list[str]] | None:
             continue
         if "(" in low or "[" in low:
             low = _PAREN.sub(" ", low)
-        words = low.replace(",", " ").split()
+        words = low.replace(",", " ").replace("-", " ").split()  # value-added tax: value added tax
         if words and words[0] in _ARTICLES:
             words = words[1:]
         if 0 < len(words) <= _MAX_GLOSS_WORDS:
@@ -166,9 +187,20 @@ def glossary() -> _Glossary | None:
         return _glossary
 
 
+_IRREGULAR = {
+    "began": "begin", "begun": "begin", "became": "become", "built": "build", "born": "bear",
+    "bought": "buy", "brought": "bring", "chose": "choose", "chosen": "choose", "found": "find",
+    "gave": "give", "given": "give", "held": "hold", "known": "know", "knew": "know", "led": "lead",
+    "left": "leave", "lost": "lose", "made": "make", "met": "meet", "paid": "pay", "ran": "run",
+    "said": "say", "sold": "sell", "sent": "send", "spent": "spend", "stood": "stand", "taken": "take",
+    "took": "take", "taught": "teach", "thought": "think", "told": "tell", "won": "win", "wrote": "write",
+    "written": "write", "children": "child", "people": "person", "women": "woman", "men": "man",
+}
+
+
 def _lemmas(word: str) -> list[str]:
     """The word and its likely base forms (files → file, imported → import, countries → country)."""
-    out = [word]
+    out = [word, _IRREGULAR[word]] if word in _IRREGULAR else [word]
     rules = (
         ("ies", "y"),
         ("ied", "y"),
@@ -210,13 +242,21 @@ class Reading:
     concepts: tuple[Concept, ...]
 
 
-def _question_words(text: str) -> tuple[str, str]:
-    """(the leading Chinese question word, the trailing one) of an English question."""
-    lowered = " " + " ".join(_WORD.findall(text.lower())) + " "
-    for english, chinese in _WH:
-        if f" {english} " in lowered:
-            return (chinese, "") if chinese in _LEADING_WH else ("", chinese)
-    return "", "吗" if lowered.split()[:1] and lowered.split()[0] in _AUX else ""
+def _question_words(words: Sequence[str]) -> tuple[tuple[str, str], slice]:
+    """(the leading Chinese question word, the trailing one) of an English question, and where
+    its English question words stand (an empty slice when there are none).
+
+    The question word is looked for among the first three words (``In which year…``, ``At what
+    age…``): a ``when`` later on (``…exempted when a house is sold?``) is no question word. Its
+    words are consumed: ``which year`` is 哪一年, not 哪个 and a 年度 to look for.
+    """
+    for start in range(min(3, len(words))):
+        for english, chinese in _WH:
+            parts = english.split()
+            if list(words[start : start + len(parts)]) == parts:
+                where = slice(start, start + len(parts))
+                return ((chinese, "") if chinese in _LEADING_WH else ("", chinese)), where
+    return ("", "吗" if words[:1] and words[0] in _AUX else ""), slice(0, 0)
 
 
 _AUX = frozenset(
@@ -252,13 +292,61 @@ def _concept(phrase: str, heads: Sequence[str], haystack: str, lowered: str) -> 
     return Concept(phrase, term, False)
 
 
-def _concepts(words: Sequence[str], haystack: str, lowered: str, table: _Glossary) -> list[Concept]:
-    """Content words and phrases, the longest dictionary phrase first (three words, two, one)."""
+def _segment(name: str, syllables: frozenset[str]) -> list[str] | None:
+    """``changhao`` → ``["chang", "hao"]``: the fewest pinyin syllables that spell ``name``."""
+    best: list[list[str] | None] = [[]] + [None] * len(name)
+    for end in range(1, len(name) + 1):
+        for start in range(max(0, end - 6), end):
+            head, current = best[start], best[end]
+            fewer = current is None or (head is not None and len(head) + 1 < len(current))
+            if head is not None and name[start:end] in syllables and fewer:
+                best[end] = [*head, name[start:end]]
+    return best[-1]
+
+
+def _pinyin_name(words: Sequence[str], haystack: str, table: _Glossary) -> str | None:
+    """The Chinese the passages write for a name typed in pinyin (Zhu Changhao → 朱常浩).
+
+    Two syllables at least (a lone ``Qiu`` reads as a dozen characters); each character of the
+    match must have that reading in CC-CEDICT.
+    """
+    spelled = "".join(words).replace("ü", "v").replace("'", "").replace("-", "")
+    parts = _segment(spelled, table.syllables) if spelled.isascii() and spelled.isalpha() else None
+    if not parts or len(parts) < 2:
+        return None
+    for i in range(len(haystack) - len(parts) + 1):
+        if all(parts[k] in table.readings.get(haystack[i + k], ()) for k in range(len(parts))):
+            return haystack[i : i + len(parts)]
+    return None
+
+
+def _name_at(cased: Sequence[str], i: int, haystack: str, table: _Glossary) -> tuple[Concept, int] | None:
+    """A run of capitalised words from ``i`` (not the question's first word) that the passages
+    write in Chinese characters read that way: ``(concept, words used)``, longest run first."""
+    run = 0
+    while i + run < len(cased) and i + run > 0 and cased[i + run][:1].isupper():
+        run += 1
+    for n in range(min(run, 3), 0, -1):
+        found = _pinyin_name([w.lower() for w in cased[i : i + n]], haystack, table)
+        if found:
+            return Concept(" ".join(cased[i : i + n]), found, True), n
+    return None
+
+
+def _concepts(cased: Sequence[str], haystack: str, lowered: str, table: _Glossary) -> list[Concept]:
+    """Content words and phrases: a pinyin name, else the longest dictionary phrase (three words,
+    two, one)."""
+    words = [w.lower() for w in cased]
     out: list[Concept] = []
     i = 0
     while i < len(words):
         if words[i] in _STOP or len(words[i]) < 2:
             i += 1
+            continue
+        name = _name_at(cased, i, haystack, table)
+        if name is not None:
+            out.append(name[0])
+            i += name[1]
             continue
         for n in (3, 2, 1):
             phrase = words[i : i + n]
@@ -272,6 +360,18 @@ def _concepts(words: Sequence[str], haystack: str, lowered: str, table: _Glossar
     return out
 
 
+def _specific(concepts: list[Concept], table: _Glossary) -> list[Concept]:
+    """Leave out the words not found that have many senses (long, stay, days, entry, age …).
+
+    A dictionary word with a dozen Chinese renderings most likely was rendered in another sense
+    than the passage's (stay → 下榻, not 停留), so its absence says nothing. A specific word that
+    is not there (elephant, basketball, rain) is evidence against the passages and stays. At
+    least two concepts stay, so a question is never judged on one word it happened to share.
+    """
+    kept = [c for c in concepts if c.found or len(_heads(c.english, table)) < _VAGUE_SENSES]
+    return kept if len(kept) >= min(2, len(concepts)) else concepts
+
+
 def read_across(question: str, passages: Sequence[str]) -> Reading | None:
     """The question read in the passages' language, or None (same language, or no dictionary)."""
     if not is_cross_lingual(question, passages):
@@ -281,11 +381,13 @@ def read_across(question: str, passages: Sequence[str]) -> Reading | None:
         return None
     haystack = " ".join(passages)
     lowered = haystack.lower()
-    words = [w.lower().strip("'.") for w in _WORD.findall(question)]
-    concepts = _concepts(words, haystack, lowered, table)
+    # hyphenated words are looked up word by word (value-added tax, the dictionary's too)
+    cased = [part for w in _WORD.findall(question) for part in w.strip("'.").split("-") if part]
+    (lead, tail), where = _question_words([w.lower() for w in cased])
+    del cased[where]  # the question words are said in Chinese; the rest keeps its case (names)
+    concepts = _specific(_concepts(cased, haystack, lowered, table), table)
     if not concepts:
         return None
-    lead, tail = _question_words(question)
     body = "".join(_spaced(c.term) for c in concepts).strip()
     return Reading(question, f"{lead}{body}{tail}？", tuple(concepts))
 

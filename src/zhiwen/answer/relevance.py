@@ -3,6 +3,8 @@
 The measure (:func:`relevance`, 0..1) is a logistic model over lexical features of the best
 places the retrieved passages offer — each a unit read with its neighbours, title and headings
 (the *window*) — see :data:`FEATURES`. Lexical on purpose: one floor then fits every embedder.
+An English question over Chinese passages is first read in their words
+(:mod:`~zhiwen.answer.crosslingual`: import → 导入), then judged like a Chinese one.
 The coefficients were fitted on half a of CMRC2018 and RGB-zh (answerable questions against the
 same questions over the KB with their positive passages removed; ``bench/bench_answers.py
 --fit-floor``).
