@@ -26,14 +26,15 @@ def test_loan_calculator_both_methods_and_chart(page: Any) -> None:
 
 def test_loan_errors_inline_with_the_server_message(page: Any, watch: Any) -> None:
     watch.allow_http_errors = True  # the 422 is the point of the test
-    loan(page, down="130")
-    error = page.locator("#loan-form [data-error-for=down_pct]")
+    loan(page, rate="0.031")  # a fraction where the server expects a percent
+    error = page.locator("#loan-form [data-error-for=rate]")
     shown = error.inner_text()
-    assert (
-        "输入参数有误：down_payment_ratio（首付比例请按小数填写，如 0.3 表示三成）" in shown
-        and "2001" in shown
-    )
-    assert page.get_by_test_id("calc-loan-down-pct").get_attribute("aria-invalid") == "true"
+    assert "利率请按百分数填写，如 3.1 表示 3.1%" in shown and "2001" in shown
+    assert page.get_by_test_id("calc-loan-rate").get_attribute("aria-invalid") == "true"
+    assert page.get_by_test_id("calc-loan-monthly").count() == 0
+    # a percent box out of its range is caught before any request, in the box's own unit
+    loan(page, down="130")
+    assert "首付比例应在 0 ~ 99 之间" in page.locator("#loan-form [data-error-for=down_pct]").inner_text()
     assert page.get_by_test_id("calc-loan-monthly").count() == 0
     shot(page, "desktop-light-calc-error")
     # an empty field is caught before any request

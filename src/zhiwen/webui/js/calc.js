@@ -32,6 +32,10 @@ function numberOf(form, name, label, { required = true } = {}) {
   }
   const v = Number(raw);
   if (!isFinite(v)) throw Object.assign(new ApiError(`${label}应为数字`), { localField: name });
+  // the field's own unit and range (a percent box takes 30 for 30%), checked before any request
+  const { min, max } = form.elements[name];
+  if ((min !== "" && v < Number(min)) || (max !== "" && v > Number(max)))
+    throw Object.assign(new ApiError(`${label}应在 ${min || "—"} ~ ${max || "—"} 之间`), { localField: name });
   return v;
 }
 
