@@ -30,6 +30,7 @@ Usage (2 shared cores: run it in the background)::
     python bench/bench_answers.py > /tmp/bench_answers.log 2>&1 &     # home: .zhiwen-bench
     python bench/bench_answers.py --datasets rgb_zh_retrieval --halves all --out /tmp/answers.json
     python bench/bench_answers.py --floor-levers --fit-floor --verdict --cache /tmp/retrieved.pkl
+    python bench/bench_answers.py --embedder hash --queries 300 --halves all --only-default   # quick check
 """
 
 from __future__ import annotations
@@ -104,8 +105,10 @@ def stage(options: AnswerOptions, floor: float) -> Any:
     return run
 
 
-def levers(floor: float) -> list[tuple[str, Any]]:
+def levers(floor: float, only_default: bool = False) -> list[tuple[str, Any]]:
     full = AnswerOptions()
+    if only_default:
+        return [("+ relevance floor (default)", stage(full, floor))]
     w, c = full.weights, full.compose
     zero = dict.fromkeys(
         ("bigram", "context", "answer_type", "typed_context", "cue", "consensus", "rank", "section"), 0.0
@@ -130,12 +133,12 @@ def levers(floor: float) -> list[tuple[str, Any]]:
 
 
 def open_dataset(
-    name: str, settings: Settings, embedder: str
+    name: str, settings: Settings, embedder: str, queries: int | None = None
 ) -> tuple[KnowledgeBase, KnowledgeBase, list[Any]]:
     root = DATA / name
     dataset = BeirDataset.load(root)
     gold = load_gold(root, dataset)
-    questions = sample_questions(gold, dataset, SAMPLE.get(name), 0, "all")
+    questions = sample_questions(gold, dataset, queries or SAMPLE.get(name), 0, "all")
     kb = open_kb(default_kb_name(root, embedder), settings=settings, create=True, embedder=embedder)
     print(f"# {name}: indexing (cached embeddings are reused) …", file=sys.stderr, flush=True)
     build_index(kb, root, settings=settings, progress=False)
@@ -301,6 +304,7 @@ def extraction_tables(
     halves: Sequence[str],
     label: str,
     floor: float,
+    only_default: bool = False,
 ) -> tuple[list[str], dict[str, Any]]:
     results: dict[str, Any] = {}
     lines: list[str] = []
@@ -313,7 +317,7 @@ def extraction_tables(
                 "| answerable kept (gold retrieved) | negatives rejected (clean) |",
                 "|---|---|---|---|---|---|---|",
             ]
-            for config, answerer in levers(floor):
+            for config, answerer in levers(floor, only_default):
                 m = summarise([judge(r, answerer, kbs[name]) for r in items])
                 results.setdefault(f"{name}/{half}", {})[config] = m
                 floor_cols = (
@@ -341,6 +345,8 @@ def main() -> None:
     parser.add_argument("--floor-levers", action="store_true", help="the rejection table, lever by lever")
     parser.add_argument("--fit-dense", action="store_true", help="--fit-floor with the dense feature too")
     parser.add_argument("--no-extraction", action="store_true", help="skip the extraction table")
+    parser.add_argument("--only-default", action="store_true", help="the extraction table's default row only")
+    parser.add_argument("--queries", type=int, default=None, help="questions per set (default: 1,000 / all)")
     parser.add_argument("--verdict", action="store_true", help="calibrate relevance_verdict's floor")
     parser.add_argument("--cache", type=Path, default=None, help="pickle of the retrievals (reused)")
     parser.add_argument("--out", type=Path, default=None)
@@ -356,7 +362,7 @@ def main() -> None:
     retrieved: dict[str, list[Retrieved]] = {}
     cached = pickle.loads(args.cache.read_bytes()) if args.cache and args.cache.is_file() else {}
     for name in args.datasets:
-        kb, negative, questions = open_dataset(name, settings, embedder)
+        kb, negative, questions = open_dataset(name, settings, embedder, args.queries)
         kbs[name] = kb
         key = f"{name}/{args.mode}/{kb.revision}/{negative.name}/{negative.revision}"
         if key not in cached:
@@ -372,7 +378,7 @@ def main() -> None:
     results: dict[str, Any] = {}
     if not args.no_extraction:
         lines, results = extraction_tables(
-            retrieved, kbs, args.halves, label, settings.answer.relevance_floor
+            retrieved, kbs, args.halves, label, settings.answer.relevance_floor, args.only_default
         )
     if args.floor_levers or args.fit_floor:
         data = Labelled.of(retrieved)
