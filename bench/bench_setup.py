@@ -97,7 +97,7 @@ def time_app(app: str, data: Path, *, full: bool) -> dict[str, Any]:
         home = Path(tmp)
         wall, cpu, out = _run([app, "setup", str(data)], home)
         row.update(setup_s=wall, setup_cpu_s=cpu, eta=_eta(out), vectors_missing=_missing(out))
-        row["text_only"] = "默认只用文本索引" in out
+        row["text_only"] = "不计算向量" in out
         ask_wall, ask_cpu, answer = _run([app, *ASK[app]], home)
         row.update(ask_s=ask_wall, ask_cpu_s=ask_cpu, answered=bool(answer.strip()))
         row["first_answer_s"] = wall + ask_wall

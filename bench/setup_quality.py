@@ -109,6 +109,11 @@ def recipes(home: Path, data: Path, enabled: bool) -> dict[str, float]:
         "list satisfied": sum(r["satisfied"] for r in lists) / max(1, listed),
         "list fill": statistics.mean(r["fill"] for r in lists),
         "route accuracy": sum(r["route_ok"] for r in rows) / len(rows),
+        # the same questions through plain search_parents (no routing, no dish names): what a
+        # question the app's own matching does not catch gets from retrieval alone
+        "plain search: detail top-3": sum(r["base_top3"] for r in detail) / len(detail),
+        "plain search: list satisfied": sum(r["base_satisfied"] for r in lists)
+        / max(1, sum(r["base_listed"] for r in lists)),
     }
 
 

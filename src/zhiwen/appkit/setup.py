@@ -135,14 +135,22 @@ def run_setup(
     rates.record_text(chars=sum(p.text_chars for p in planned), seconds=time.perf_counter() - text_started)
     with_vectors = [p for p in planned if p.build.with_vectors]
     if wait and _missing(with_vectors):
-        say("等待向量补全（--wait）…")
-        for p in with_vectors:
-            p.kb.fill_vectors(progress=progress)
-            p.kb.build_vector_index()
+        _fill(with_vectors, rates, progress, say)
     report.vectors_missing = _missing(with_vectors)
     report.vectors_eta_seconds = _vectors_eta(with_vectors, rates)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _fill(planned: Sequence[_Planned], rates: Rates, progress: bool, say: Say) -> None:
+    """``--wait``: each KB's missing vectors here, named as it goes, with a progress bar."""
+    say(f"等待向量补全（--wait，预计约 {duration_zh(_vectors_eta(planned, rates))}）…")
+    for p in planned:
+        missing = _missing([p])
+        if missing:
+            say(f"      向量：知识库 {escape(p.kb.name)}，{missing:,} 个段落…")
+            p.kb.fill_vectors(progress=progress)
+            p.kb.build_vector_index()
 
 
 def _plan(app: str, build: KBBuild, corpus: SetupCorpus, ctx: AppContext) -> _Planned:
@@ -193,7 +201,7 @@ def _build_text(i: int, n: int, p: _Planned, progress: bool, say: Say, report: S
     say(f"{head}：{len(p.chunks):,} 个段落{mode}…")
     started = time.perf_counter()
     indexed = p.kb.index_documents(p.documents, chunks=p.chunks, prune=True, progress=progress, dense="skip")
-    say(f"      可以提问了（文本索引 {time.perf_counter() - started:.1f} 秒）")
+    say(f"      文本索引完成（{time.perf_counter() - started:.1f} 秒）")
     report.kbs[p.kb.name] = indexed.chunks
     report.notes.extend(p.corpus.notes)
     if not p.build.with_vectors:
