@@ -155,6 +155,7 @@ class Bench:
     ctx: AppContext
     offline: AppContext  # the same settings without an LLM: templates, histories, the before
     proxy: RecordingProxy
+    top_k: int | None = None  # sources per answer (AskRequest.top_k); None: the app's default
     records: list[Record] = field(default_factory=list)
 
     def run(self, path: str, item: Mapping[str, Any], fn: Runner, prep: Prep | None) -> Record:
@@ -174,7 +175,8 @@ class Bench:
 
     def ask(self, app: str | None, item: Mapping[str, Any], **options: Any) -> Answer:
         answerer = load_apps().answerer(app)
-        request = AskRequest(question=item["question"], kb=item.get("kb"), options=options)
+        top_k = None if app in ("advisor", "listings") else self.top_k
+        request = AskRequest(question=item["question"], kb=item.get("kb"), options=options, top_k=top_k)
         return conversation.ask(answerer, request, self.ctx)
 
 
@@ -533,21 +535,22 @@ def bench_settings(args: argparse.Namespace, base_url: str) -> Settings:
     return settings.model_copy(update={"llm": llm})
 
 
-def run_paths(bench: Bench, paths: Sequence[str], limit: int | None) -> None:
+def run_paths(bench: Bench, paths: Sequence[str], limit: int | None, limits: Mapping[str, int]) -> None:
     for path in paths:
         name, fn, prep = RUNNERS[path]
         print(f"== {path}", file=sys.stderr, flush=True)
-        for item in load_set(name, limit):
+        for item in load_set(name, limits.get(path, limit)):
             bench.run(path, item, fn, prep)
 
 
 def report(records: Sequence[Record], args: argparse.Namespace, started: float) -> str:
     label = "zhiwen default (0.3)" if args.temperature is None else str(args.temperature)
+    knobs = f"max_tokens {args.max_tokens or 'default'}, top_k {args.top_k or 'default'}"
     head = [
         f"## LLM paths against {args.model} at {args.base_url} — temperature {label}",
         "",
         f"{len(records)} requests in {time.perf_counter() - started:.0f} s; load average "
-        f"{os.getloadavg()[0]:.1f} at the end (2 cores).",
+        f"{os.getloadavg()[0]:.1f} at the end (2 cores); {knobs}.",
         "",
     ]
     return "\n".join([*head, stage_table(records), "", request_table(records), "", *quality_lines(records)])
@@ -572,6 +575,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default=os.environ.get("ZHIWEN_LLM__MODEL", "gemma-3-270m"))
     ap.add_argument("--paths", nargs="+", choices=PATHS, default=list(PATHS))
     ap.add_argument("--limit", type=int, default=None, help="questions per path (default: the whole set)")
+    ap.add_argument("--limits", nargs="*", default=[], metavar="PATH=N", help="per path, e.g. discussion=5")
+    ap.add_argument("--top-k", type=int, default=None, help="sources per answer (shorter prompts)")
     ap.add_argument("--temperature", type=float, default=None, help="default: zhiwen's llm.temperature")
     ap.add_argument("--max-tokens", type=int, default=None, help="default: zhiwen's llm.max_tokens")
     ap.add_argument("--timeout", type=float, default=120.0, help="llm.timeout_s (a CPU model is slow)")
@@ -586,8 +591,9 @@ def main(argv: list[str] | None = None) -> int:
     with RecordingProxy(args.base_url) as proxy:
         clear_llm_cache()
         ctx = build_context(bench_settings(args, proxy.base_url))
-        bench = Bench(ctx, build_context(offline_settings, llm=None), proxy)
-        run_paths(bench, args.paths, args.limit)
+        bench = Bench(ctx, build_context(offline_settings, llm=None), proxy, args.top_k)
+        limits = {k: int(v) for k, v in (x.split("=", 1) for x in args.limits)}
+        run_paths(bench, args.paths, args.limit, limits)
     text = report(bench.records, args, started)
     print(text)
     print(f"\nraw replies: {save(bench.records, text, args)}", file=sys.stderr)

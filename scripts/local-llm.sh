@@ -180,7 +180,10 @@ EOF
 
 stop_server() {
   if [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
-    kill "$(cat "$PIDFILE")" && rm -f "$PIDFILE" && say "stopped"
+    local pid; pid=$(cat "$PIDFILE")
+    kill "$pid"
+    for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null && [ "$(ps -o stat= -p "$pid")" != Z ] || break; sleep 0.5; done
+    rm -f "$PIDFILE"; say "stopped"
   else
     say "no server started by this script on port $PORT"
   fi
