@@ -88,6 +88,8 @@ def test_an_english_question_whose_passage_was_found_is_answered() -> None:
         "Is it going to rain tomorrow?",
         "How do I bake sourdough bread?",
         "What is the capital of France?",
+        "What is the meaning of life?",  # 含义 is there (指标含义), 生活 is not: half its words
+        "How do I fix my car?",
     ],
 )
 def test_english_nonsense_is_still_turned_away(question: str) -> None:
@@ -130,3 +132,11 @@ def test_question_words_are_said_in_chinese_only_near_the_start() -> None:
     year = read_across("In which year did clinical psychology begin?", ["临床心理学始于1896年。"])
     assert year is not None and year.text.endswith("哪一年？") and "年度" not in year.text
 
+
+
+def test_a_reading_half_of_whose_words_are_missing_is_not_supported() -> None:
+    passages = ["## 指标含义\n\n前 10 条结果覆盖了多少比例的相关段落。"]
+    meaning = read_across("What is the meaning of life?", passages)
+    assert meaning is not None and not meaning.supported
+    pdf = read_across("How do I import PDF files?", ["目录里的 PDF 文件都会按内容识别类型后导入知识库"])
+    assert pdf is not None and pdf.supported

@@ -249,6 +249,17 @@ class Reading:
     text: str  # e.g. 怎么导入PDF文件？
     concepts: tuple[Concept, ...]
 
+    @property
+    def supported(self) -> bool:
+        """At least two thirds of its words are in the passages.
+
+        The floor judges a reading like a Chinese question, but a reading is more forgiving:
+        of a word's dozen renderings it takes the one the passages happen to use (meaning →
+        含义 under 指标含义), so a question half of whose words are not there at all — the meaning
+        of life, fixing a car — is not answered, whatever the other half scores.
+        """
+        return 3 * sum(c.found for c in self.concepts) >= 2 * len(self.concepts)
+
 
 def _question_words(words: Sequence[str]) -> tuple[tuple[str, str], slice]:
     """(the leading Chinese question word, the trailing one) of an English question, and where

@@ -35,8 +35,8 @@ from typing import Any
 
 from rapidfuzz.distance import LCSseq
 
-from zhiwen.answer.crosslingual import question_for
-from zhiwen.answer.question_types import Question
+from zhiwen.answer.crosslingual import read_across
+from zhiwen.answer.question_types import Question, analyse_question
 from zhiwen.answer.scoring import (
     Candidate,
     QuestionTerms,
@@ -262,7 +262,8 @@ def relevance_verdict(
     """
     if not hits:
         return Verdict(False, 0.0, "no_hits")
-    question = question_for(query, [h.chunk.text for h in hits[:top]])
+    reading = read_across(query, [h.chunk.text for h in hits[:top]])
+    question = analyse_question(reading.text if reading is not None else query)
     if not QuestionTerms.of(question).terms:
         return Verdict(False, 0.0, "no_terms")
     candidates = []
@@ -278,4 +279,5 @@ def relevance_verdict(
             candidates.append(Candidate(doc, rank, score=max(hit.score, 0.0) / scale, dense=hit.vector_score))
     scored = score_units(question, candidates)
     score = relevance(question, scored, model)
-    return Verdict(score >= floor, score, "relevant" if score >= floor else "below_floor")
+    relevant = score >= floor and (reading is None or reading.supported)
+    return Verdict(relevant, score, "relevant" if relevant else "below_floor")

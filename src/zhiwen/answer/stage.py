@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from zhiwen.answer.compose import NOT_FOUND_LEAD, ComposeOptions, compose, trim_units_text
-from zhiwen.answer.crosslingual import question_for
+from zhiwen.answer.crosslingual import question_for, read_across
+from zhiwen.answer.question_types import analyse_question
 from zhiwen.answer.relevance import DEFAULT_MODEL, RelevanceModel, is_answerable, relevance
 from zhiwen.answer.scoring import Candidate, EmbedTexts, QuestionTerms, Weights, score_units
 from zhiwen.answer.units import DocUnits, Unit, split_units
@@ -108,7 +109,8 @@ def answer_from_parents(
     together, which the lexical floor cannot, so its "nothing relevant" stands.
     """
     start = time.perf_counter()
-    q = question_for(question, passage_texts(parents))
+    reading = read_across(question, passage_texts(parents))
+    q = analyse_question(reading.text if reading is not None else question)
     candidates = [c for c in candidates_from_parents(parents) if c.doc.units]
     scored = score_units(
         q,
@@ -123,7 +125,8 @@ def answer_from_parents(
             NOT_FOUND_LEAD, NOT_FOUND_LEAD, False, 0.0, floor, [], time.perf_counter() - start
         )
     best = relevance(q, scored, options.relevance)
-    answerable = is_answerable(best, floor) and not reranker_passed_none
+    supported = reading is None or reading.supported  # an English question: most of its words there
+    answerable = is_answerable(best, floor) and not reranker_passed_none and supported
     composed = compose(q, scored, answerable=answerable, options=options.compose)
     return ExtractiveAnswer(
         composed.text,
