@@ -123,7 +123,8 @@ def test_unknown_kb_real_registry(make_client: Any) -> None:
     body = check_envelope(
         client.post(SEARCH, json={"kb": "nokb", "query": "安装"}), 404, 3004, "知识库不存在"
     )
-    assert body["data"]["extra"] == {"kb": "nokb", "app": None, "setup_command": "zhiwen index --kb nokb <目录>"}
+    extra = body["data"]["extra"]
+    assert extra == {"kb": "nokb", "app": None, "setup_command": "zhiwen index --kb nokb <目录>"}
     check_envelope(client.get("/api/v1/kbs/nokb"), 404, 3004)
     check_envelope(client.post(SEARCH, json={"kb": "../etc", "query": "安装"}), 422, 3003, "kb 格式无效")
 
