@@ -98,7 +98,7 @@ def test_a_text_only_kb_is_never_embedded_nor_its_queries(settings: Settings) ->
     assert report.text_only == ["law_kb"] and report.vectors_missing == 0
     kb = open_kb("law_kb", settings=settings)
     assert not kb.vectors_enabled and kb.info()["vectors_enabled"] is False
-    assert kb.store.vector_count() == 0 and kb.fill_vectors().missing == 20
+    assert kb.store.vector_count() == 0 and kb.fill_vectors().missing == 20 and kb.dense_coverage() is None
     result = kb.search_detailed("法规第3条", top_k=3)
     assert result.hits and result.mode == "bm25"  # hybrid asked, BM25 answered: no query embedded
     assert kb.search_parents("法规第3条", top_k=2)

@@ -233,8 +233,9 @@ class KnowledgeBase(KBSearch):
             return int(self.store.set_vectors(ids, vectors))
 
     def dense_coverage(self) -> float | None:
-        """Share of chunks that have a vector (None: no vectors in this KB, or an empty KB)."""
-        if self.store.dim is None:
+        """Share of chunks that have a vector (None: no vectors in this KB — none possible, or
+        declared text-only — or an empty KB)."""
+        if self.store.dim is None or not self.vectors_enabled:
             return None
         total = self.store.count()
         return None if total == 0 else min(1.0, self.store.vector_count() / total)
