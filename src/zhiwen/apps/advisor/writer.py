@@ -6,6 +6,11 @@ template (:mod:`zhiwen.apps.advisor.verify`), and the template's key (bold) figu
 On a mismatch, a dropped key figure, an empty reply or an LLM error,
 the templated message is used and the reason logged. Without an LLM the template is used as is.
 
+What a small real model does (#31, Gemma 3 270M) is cleaned or refused before the number check:
+a closed ``<think>…</think>`` block is dropped (an unclosed one: ``think_unclosed``); a reply in
+English to a Chinese user (``not_chinese``) or JSON/code instead of prose (``not_prose``) falls
+back to the template, visibly, like any other mismatch.
+
 Example::
 
     >>> written = write_message(llm, role, template, results=[loan], user_texts=["总价300万…"])
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +35,9 @@ from zhiwen.llm.base import ChatModel
 
 log = logging.getLogger(__name__)
 
+_THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_LATIN = re.compile(r"[A-Za-z]")
 MIN_SHARE = 0.2  # an LLM message shorter than this share of the template is not a rewrite
 _RULES = (
     "写作要求：用简洁自然的中文回答，不超过350字；保留参考稿中的关键数字、规则来源和日期；"
@@ -85,10 +94,14 @@ def write_message(
     except Exception:  # a broken adapter must not take the answer down
         log.exception("advisor: LLM adapter raised for %s", role.key)
         return Written(template, fallback_reason="error", llm_calls=1)
-    text = (reply.content or "").strip()
-    if not text:
-        return Written(template, fallback_reason="empty", llm_calls=1)
-    check = check_numbers(text, allowed_numbers(results, [*user_texts, template]))
+    text = strip_think(reply.content or "")
+    problem = reply_problem(text)
+    if problem is not None:
+        log.warning("advisor: %s LLM message unusable (%s); using the template", role.key, problem)
+        return Written(template, fallback_reason=problem, llm_calls=1)
+    # Only the template's and the user's figures: the template is the tools' results as the role
+    # states them, so a tool number under another label (a listing's price as the 月供) is refused.
+    check = check_numbers(text, allowed_numbers([], [*user_texts, template]))
     missing = missing_key_numbers(text, template)
     if check.ok and missing:
         log.warning(
@@ -106,3 +119,30 @@ def write_message(
         log.warning("advisor: %s LLM message too short (%d chars); using the template", role.key, len(text))
         return Written(template, fallback_reason="too_short", number_check=check, llm_calls=1)
     return Written(text, llm_used=True, number_check=check, llm_calls=1)
+
+
+def strip_think(text: str) -> str:
+    """``text`` without closed ``<think>…</think>`` blocks (an unclosed one stays, to be refused).
+
+    >>> strip_think("<think>算一下</think>月供约8,967元。")
+    '月供约8,967元。'
+    """
+    return _THINK.sub("", text).strip()
+
+
+def reply_problem(text: str) -> str | None:
+    """Why a role message the LLM wrote cannot be shown, or None: empty, a reasoning block never
+    closed, JSON or code instead of prose, or not Chinese (the product speaks Chinese).
+
+    >>> reply_problem('{"label": "visa_free", "confidence": 0.9}'), reply_problem("Your payment is 8967.")
+    ('not_prose', 'not_chinese')
+    """
+    if not text:
+        return "empty"
+    if "<think>" in text.lower() or "</think>" in text.lower():
+        return "think_unclosed"
+    if text[0] in "{[" or text.startswith("```"):
+        return "not_prose"
+    if len(_LATIN.findall(text)) > len(_CJK.findall(text)):
+        return "not_chinese"
+    return None
