@@ -1,7 +1,8 @@
 """Answers composed from retrieved documents, without an LLM — and saying so.
 
-Used when no LLM is configured (reason ``no_llm``) or when the LLM call failed (reason = the
-failure's outcome: ``timeout``, ``auth``, ``rate_limited``, ``http_error``, ``empty``, …). Every
+Used when no LLM is configured (reason ``no_llm``), when the LLM call failed (reason = the
+failure's outcome: ``timeout``, ``auth``, ``rate_limited``, ``http_error``, ``empty``, …) or when
+its reply could not be shown as grounded (``llm_uncited`` …, :mod:`zhiwen.answer.grounding`). Every
 answer starts with a visible note (:func:`extractive_note`) and cites its sources as ``[n]``
 (1-based positions in the answer's source list). Nothing here invents text: it only selects and
 arranges passages. Generic QA answers through the extractive stage
@@ -23,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from zhiwen.answer.grounding import GROUNDING_REASONS
 from zhiwen.documents import Document
 
 _NOTES = {
@@ -33,6 +35,8 @@ _NOTES = {
     "breaker_open": "（大模型暂时不可用，以下内容直接摘自知识库）",
     "busy": "（大模型繁忙，以下内容直接摘自知识库）",
     "no_results": "（知识库中没有找到相关内容）",
+    # the model answered, but not so that it could be shown as grounded (zhiwen.answer.grounding)
+    **{code: f"（{why}，以下内容直接摘自知识库）" for code, why in GROUNDING_REASONS.items()},
 }
 _DEFAULT_NOTE = "（大模型调用失败，以下内容直接摘自知识库）"
 _INTERRUPTED_NOTE = "（大模型输出中断，以下内容直接摘自知识库）"
@@ -47,6 +51,12 @@ def extractive_note(reason: str) -> str:
 
 def interrupted_note() -> str:
     return _INTERRUPTED_NOTE
+
+
+def discarded_note(reason: str) -> str:
+    """After a streamed LLM reply that failed the grounding check: it is not the answer."""
+    why = GROUNDING_REASONS.get(reason, "大模型回答未通过核验")
+    return f"（以上大模型的回答未被采用：{why}；以下内容直接摘自知识库）"
 
 
 def extractive_footer(reason: str) -> str:

@@ -18,6 +18,8 @@ Example::
     >>> msgs = qa_messages("怎么创建知识库", [("创建知识库", "## 操作 ...")], domain="产品手册")
     >>> msgs[0]["role"], msgs[1]["content"].startswith("Context:")
     ('system', True)
+    >>> question_of(msgs)
+    '怎么创建知识库'
 """
 
 from __future__ import annotations
@@ -44,6 +46,15 @@ def numbered_context(items: Sequence[tuple[str, str]]) -> str:
         head = f"[{i}] {title}".rstrip()
         blocks.append(f"{head}\n{text.strip()}" if text.strip() else head)
     return "\n\n".join(blocks)
+
+
+def question_of(messages: Sequence[Message]) -> str:
+    """The question of :func:`qa_messages`' prompt ("" for a prompt of another layout)."""
+    for message in reversed(messages):
+        content = message.get("content")
+        if message.get("role") == "user" and isinstance(content, str) and "\nQuestion:\n" in content:
+            return content.rsplit("\nQuestion:\n", 1)[1].split("\n\n", 1)[0].strip()
+    return ""
 
 
 def qa_messages(

@@ -4,9 +4,11 @@ The flow is split so every app shares the LLM/fallback logic:
 
 1. an app builds an :class:`AnswerPlan` (sources, the prompt, and how to answer without an LLM);
 2. :func:`execute` (one JSON answer) or :func:`execute_stream` (events) runs it: ONE LLM call
-   when a model is configured, else — or when that call fails in any way — the plan's
-   extractive answer with a visible note, ``llm_used: false``, a log line and
-   ``EXTRACTIVE_ANSWERS{app,reason}``. LLM failures never propagate.
+   when a model is configured, else — or when that call fails in any way, or its reply fails the
+   grounding check (:mod:`zhiwen.answer.grounding`: no valid ``[n]``, the wrong language, cut at
+   ``max_tokens``) — the plan's extractive answer with a visible note, ``llm_used: false``, a log
+   line and ``EXTRACTIVE_ANSWERS{app,reason}``. LLM failures never propagate. ``<think>`` blocks
+   and out-of-range markers are dropped from a reply that is shown (a stream never shows them).
 
 :func:`plan_generic` is the plan for any KB: the LLM gets the best passages of the top
 documents; offline, the extractive stage (:mod:`zhiwen.answer.stage`) answers with a
@@ -33,16 +35,24 @@ from typing import TYPE_CHECKING, Any, cast
 
 from zhiwen.answer.compose import ComposeOptions
 from zhiwen.answer.events import AppEvent, collect_stream
-from zhiwen.answer.extractive import extractive_footer, interrupted_note, truncate, with_note
+from zhiwen.answer.extractive import (
+    discarded_note,
+    extractive_footer,
+    interrupted_note,
+    truncate,
+    with_note,
+)
+from zhiwen.answer.grounding import GROUNDING_REASONS, Grounding, check_answer
 from zhiwen.answer.model import Answer, Citation
-from zhiwen.answer.prompts import qa_messages
+from zhiwen.answer.prompts import qa_messages, question_of
 from zhiwen.answer.relevance import floor_for
 from zhiwen.answer.stage import AnswerOptions, ExtractiveAnswer, answer_from_parents
 from zhiwen.config import Settings, get_settings
 from zhiwen.documents import ParentHit
 from zhiwen.errors import LLMError
 from zhiwen.llm import error_outcome, get_llm, llm_purpose
-from zhiwen.llm.base import ChatModel, Message
+from zhiwen.llm.base import ChatModel, ContentDelta, Message, StreamFinished
+from zhiwen.llm.parse import ThinkFilter
 from zhiwen.metrics import EXTRACTIVE_ANSWERS
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 from zhiwen.store.filters import Filter
@@ -108,6 +118,11 @@ class AnswerPlan:
             return f"{body}\n\n{extractive_footer(reason)}" if body else extractive_footer(reason)
         return with_note(reason, body)
 
+    def check(self, reply: str, finish_reason: str | None = None) -> Grounding:
+        """The grounding check of an LLM reply to this plan (:func:`check_answer`)."""
+        question = question_of(self.messages or [])
+        return check_answer(reply, sources=len(self.sources), question=question, finish_reason=finish_reason)
+
     def answer(self, text: str, *, llm_used: bool, reason: str | None) -> Answer:
         """The plan's answer with ``text``: its sources, route, parameters and verdict."""
         return Answer(
@@ -132,6 +147,10 @@ def _record_fallback(plan: AnswerPlan, reason: str) -> None:
     EXTRACTIVE_ANSWERS.labels(app=plan.app, reason=reason).inc()
     if reason in ("no_llm", "no_results"):
         log.debug("extractive answer (app=%s, route=%s, reason=%s)", plan.app, plan.route, reason)
+    elif reason in GROUNDING_REASONS:
+        log.warning(
+            "LLM reply not shown as grounded (app=%s, route=%s, reason=%s)", plan.app, plan.route, reason
+        )
     else:
         log.warning(
             "LLM failed; answering extractively (app=%s, route=%s, reason=%s)", plan.app, plan.route, reason
@@ -160,15 +179,15 @@ def execute(plan: AnswerPlan, llm: ChatModel | None, *, timeout_s: float | None 
     try:
         with llm_purpose(plan.purpose):
             result = llm.chat(plan.messages, timeout_s=timeout_s)
-        text = result.content.strip()
-        if not text:
-            return _extractive(plan, "empty")
+        verdict = plan.check(result.content or "", result.finish_reason)
     except LLMError as exc:
         return _extractive(plan, error_outcome(exc))
     except Exception:  # a broken model adapter must not turn into a 500
         log.exception("LLM adapter raised unexpectedly")
         return _extractive(plan, "error")
-    return plan.answer(text, llm_used=True, reason=None)
+    if verdict.reason is not None:
+        return _extractive(plan, verdict.reason)
+    return plan.answer(verdict.text, llm_used=True, reason=None)
 
 
 def _pieces(text: str, max_pieces: int = 8) -> list[str]:
@@ -185,9 +204,16 @@ def _pieces(text: str, max_pieces: int = 8) -> list[str]:
 
 
 def _stream_fallback(plan: AnswerPlan, reason: str, produced: str = "") -> Iterator[AppEvent]:
-    """The offline answer as deltas; after a stream broke off, it follows what was said."""
+    """The offline answer as deltas. After a stream broke off, it follows what was said; after a
+    reply that failed the grounding check, it replaces it: the deltas say so, and the ``done``
+    frame carries the offline answer's text (``answer``) for an interface to show instead."""
     _record_fallback(plan, reason)
-    if produced and not plan.empty:
+    if produced.strip() and not plan.empty and reason in GROUNDING_REASONS:
+        for piece in _pieces(f"\n\n{discarded_note(reason)}\n\n{plan.extractive_body()}"):
+            yield AppEvent.delta(piece)
+        yield _replacing(plan.answer(plan.offline_text(reason), llm_used=False, reason=reason))
+        return
+    if produced.strip() and not plan.empty:
         tail = f"\n\n{interrupted_note()}\n\n{plan.extractive_body()}"
     else:
         produced, tail = "", plan.offline_text(reason)
@@ -196,43 +222,94 @@ def _stream_fallback(plan: AnswerPlan, reason: str, produced: str = "") -> Itera
     yield AppEvent.done(plan.answer(produced + tail, llm_used=False, reason=reason))
 
 
-def _llm_deltas(plan: AnswerPlan, llm: ChatModel, timeout_s: float | None, said: list[str]) -> Iterator[str]:
-    """The model's deltas, each also appended to ``said`` (so a failure knows what was shown)."""
+def _replacing(answer: Answer) -> AppEvent:
+    """A ``done`` whose answer is not what the deltas said: its frame carries the text."""
+    return AppEvent.done(answer, {**answer.done_fields(), "answer": answer.answer})
+
+
+@dataclass(slots=True)
+class _Reply:
+    """What a streamed reply said (raw), what of it was shown, and how it ended."""
+
+    raw: list[str] = field(default_factory=list)
+    shown: list[str] = field(default_factory=list)
+    finish_reason: str | None = None
+
+    @property
+    def shown_text(self) -> str:
+        return "".join(self.shown)
+
+
+def _events(llm: ChatModel, messages: list[Message], timeout_s: float | None) -> Iterator[Any]:
+    """Typed stream events when the model has them (the finish reason), else its text deltas."""
+    stream_events = getattr(llm, "stream_events", None)
+    if stream_events is not None:
+        return cast(Iterator[Any], stream_events(messages, timeout_s=timeout_s))
+    return llm.stream(messages, timeout_s=timeout_s)
+
+
+def _llm_deltas(plan: AnswerPlan, llm: ChatModel, timeout_s: float | None, reply: _Reply) -> Iterator[str]:
+    """The model's deltas as they may be shown (``<think>`` blocks left out), each also kept in
+    ``reply`` (so a failure knows what was shown, and the check reads the whole reply)."""
     assert plan.messages is not None
     # the purpose is read when the stream starts; the context must not span the yields
     # (each step may run in another thread's context, e.g. starlette's iterate_in_threadpool)
     with llm_purpose(plan.purpose):
-        deltas = llm.stream(plan.messages, timeout_s=timeout_s)
-    for delta in deltas:
-        if delta:
-            said.append(delta)
-            yield delta
+        events = _events(llm, plan.messages, timeout_s)
+    think = ThinkFilter()
+    for event in events:
+        if isinstance(event, StreamFinished):
+            reply.finish_reason = event.finish_reason
+            continue
+        text = event.text if isinstance(event, ContentDelta) else event if isinstance(event, str) else ""
+        if not text:
+            continue
+        reply.raw.append(text)
+        if shown := think.feed(text):
+            reply.shown.append(shown)
+            yield shown
+    if rest := think.flush():
+        reply.shown.append(rest)
+        yield rest
+
+
+def _closing(plan: AnswerPlan, verdict: Grounding, shown: str) -> AppEvent:
+    """The ``done`` of a reply that passed: the streamed text, or the tidied one when the check
+    changed it (a marker with no source dropped)."""
+    if verdict.text == shown.strip():
+        return AppEvent.done(plan.answer(shown, llm_used=True, reason=None))
+    return _replacing(plan.answer(verdict.text, llm_used=True, reason=None))
 
 
 def execute_stream(
     plan: AnswerPlan, llm: ChatModel | None, *, timeout_s: float | None = None
 ) -> Iterator[AppEvent]:
-    """``sources`` first, then ``delta`` chunks, then ``done`` carrying the whole :class:`Answer`."""
+    """``sources`` first, then ``delta`` chunks, then ``done`` carrying the whole :class:`Answer`.
+
+    The reply is checked when it is whole (:mod:`zhiwen.answer.grounding`); one that fails is
+    followed by the offline answer, which the ``done`` frame carries as ``answer``.
+    """
     yield AppEvent.sources(plan.sources)
     reason = _offline_reason(plan, llm)
     if reason is not None or llm is None:
         yield from _stream_fallback(plan, reason or "no_llm")
         return
-    said: list[str] = []
+    reply = _Reply()
     try:
-        for delta in _llm_deltas(plan, llm, timeout_s, said):
+        for delta in _llm_deltas(plan, llm, timeout_s, reply):
             yield AppEvent.delta(delta)
     except LLMError as exc:
-        yield from _stream_fallback(plan, error_outcome(exc), "".join(said))
+        yield from _stream_fallback(plan, error_outcome(exc), reply.shown_text)
         return
     except Exception:
         log.exception("LLM adapter raised unexpectedly while streaming")
-        yield from _stream_fallback(plan, "error", "".join(said))
+        yield from _stream_fallback(plan, "error", reply.shown_text)
         return
-    if not said:
-        yield from _stream_fallback(plan, "empty")
+    verdict = plan.check("".join(reply.raw), reply.finish_reason)
+    if verdict.reason is not None:
+        yield from _stream_fallback(plan, verdict.reason, reply.shown_text)
         return
-    yield AppEvent.done(plan.answer("".join(said), llm_used=True, reason=None))
+    yield _closing(plan, verdict, reply.shown_text)
 
 
 # -- the generic plan --------------------------------------------------------------------------

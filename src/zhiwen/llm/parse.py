@@ -4,6 +4,9 @@ JSON repair is ``json_repair``'s (code fences, prose around the value, trailing 
 quotes, Python literals, comments, unclosed brackets); :func:`parse_json_lenient` only adds
 "no JSON at all is an error". :class:`StreamAssembler` turns OpenAI ``chat.completion.chunk``
 dicts into :mod:`zhiwen.llm.base` events, joining ``delta.tool_calls`` fragments by index.
+:func:`strip_think` removes a reasoning model's ``<think>…</think>`` blocks from a reply, and
+:class:`ThinkFilter` does the same to a stream as it arrives (a tag split across deltas is held
+back until it is whole), so the reasoning is never shown.
 
 Example::
 
@@ -15,11 +18,17 @@ Example::
     ...         handle(event)
     >>> for event in asm.finish():          # pending tool calls, then StreamFinished
     ...     handle(event)
+    >>> strip_think("<think>先想想……</think>\n\n可以免签 [1]。")
+    '可以免签 [1]。'
+    >>> f = ThinkFilter()
+    >>> f.feed("<thi") + f.feed("nk>嗯</think>答") + f.flush()
+    '答'
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import json_repair
@@ -169,3 +178,63 @@ def completion_chunk(body: dict[str, Any]) -> dict[str, Any]:
             delta["function_call"] = message["function_call"]
         choices.append({"delta": delta, "finish_reason": choice.get("finish_reason")})
     return {"usage": body.get("usage"), "choices": choices}
+
+
+# -- reasoning blocks ------------------------------------------------------------------------------
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+_THINK_BLOCK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)  # an unclosed block runs to the end
+
+
+def strip_think(text: str) -> str:
+    """``text`` without ``<think>…</think>`` blocks (an unclosed one: everything after it), stripped.
+
+    A reply that opens with the reasoning's end (``…</think>答案``: the template put ``<think>``
+    in the prompt) keeps only what follows it.
+    """
+    if THINK_CLOSE in text and THINK_OPEN not in text.split(THINK_CLOSE, 1)[0]:
+        text = text.split(THINK_CLOSE, 1)[1]
+    return _THINK_BLOCK.sub("", text).replace(THINK_CLOSE, "").strip()
+
+
+def _partial_tag(text: str, tag: str) -> int:
+    """How many of ``text``'s last characters could start ``tag`` (held back for the next delta)."""
+    for n in range(min(len(tag) - 1, len(text)), 0, -1):
+        if tag.startswith(text[-n:]):
+            return n
+    return 0
+
+
+class ThinkFilter:
+    """Streamed text with its ``<think>…</think>`` blocks left out, delta by delta.
+
+    ``feed`` returns what can be shown now; ``flush`` what is left at the end (nothing of an
+    unclosed block). ``seen`` says whether a block was dropped.
+    """
+
+    def __init__(self) -> None:
+        self._pending = ""
+        self._inside = False
+        self.seen = False
+
+    def feed(self, text: str) -> str:
+        self._pending += text
+        shown: list[str] = []
+        while True:
+            tag = THINK_CLOSE if self._inside else THINK_OPEN
+            at = self._pending.find(tag)
+            if at < 0:
+                keep = _partial_tag(self._pending, tag)
+                if not self._inside:
+                    shown.append(self._pending[: len(self._pending) - keep])
+                self._pending = self._pending[len(self._pending) - keep :]
+                return "".join(shown)
+            if not self._inside:
+                shown.append(self._pending[:at])
+                self.seen = True
+            self._pending = self._pending[at + len(tag) :]
+            self._inside = not self._inside
+
+    def flush(self) -> str:
+        rest = "" if self._inside else self._pending
+        self._pending = ""
+        return rest
