@@ -7,6 +7,13 @@ LLM — or when the LLM fails — the app's ``planner`` decides which tools to c
 conversation, and the caller writes the message from the results (templates), so numbers always
 come from tools, never from a guess.
 
+A model that cannot follow the tool protocol (#31: Gemma 3 270M answered without calling a tool,
+or with arguments no tool accepts) is not trusted either: when its final text comes with no
+successful tool call, the planner takes over with ``fallback_reason="tool_protocol"``; when the
+text states a number that no successful tool result nor the user's messages hold, the planner
+takes over with ``numbers_not_from_tools``. Either way ``notice`` says so in Chinese
+(「本地模型未能正确调用工具，已改用规则计算」) for the caller to show.
+
 Example::
 
     def planner(messages):                         # offline: rules pick the calls
@@ -26,6 +33,7 @@ from typing import Any
 
 from zhiwen.errors import LLMError, ZhiwenError
 from zhiwen.llm.base import ChatModel, Message
+from zhiwen.tools.numbers import allowed_numbers, check_numbers
 from zhiwen.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -63,7 +71,18 @@ class ToolLoopResult:
     calls: list[ToolCallRecord] = field(default_factory=list)
     llm_used: bool = False
     steps: int = 0
-    fallback_reason: str | None = None  # no_llm, timeout, error, … when the planner ran
+    fallback_reason: str | None = None  # no_llm, timeout, error, tool_protocol, … when the planner ran
+    model_calls: list[ToolCallRecord] = field(default_factory=list)  # the model's, when refused
+
+    @property
+    def notice(self) -> str | None:
+        """What the user is told when the model was there but its tool use was not trusted."""
+        return PROTOCOL_NOTICE if self.fallback_reason in PROTOCOL_REASONS else None
+
+
+#: fallback reasons of a model that answered but did not follow the tool protocol
+PROTOCOL_REASONS = ("tool_protocol", "numbers_not_from_tools")
+PROTOCOL_NOTICE = "本地模型未能正确调用工具，已改用规则计算。"
 
 
 Planner = Callable[[Sequence[Message]], Sequence[PlannedCall]]
@@ -113,7 +132,8 @@ def run_tool_loop(
         for step in range(1, max_steps + 1):
             reply = llm.chat(convo, tools=schemas, timeout_s=timeout_s)
             if not reply.tool_calls:
-                return ToolLoopResult(reply.content.strip(), records, llm_used=True, steps=step)
+                final = ToolLoopResult(reply.content.strip(), records, llm_used=True, steps=step)
+                return _trusted(final, registry, messages, planner)
             convo.append(
                 {
                     "role": "assistant",
@@ -152,3 +172,28 @@ def _planned(
 ) -> ToolLoopResult:
     calls = list(planner(messages)) if planner is not None else []
     return ToolLoopResult("", run_planned(registry, calls), llm_used=False, fallback_reason=reason)
+
+
+def protocol_problem(result: ToolLoopResult, messages: Sequence[Message]) -> str | None:
+    """Why the model's final text cannot stand, or None: no successful tool call behind it
+    (``tool_protocol``), or a number no tool result nor the user holds (``numbers_not_from_tools``)."""
+    results = [c.result for c in result.calls if c.ok]
+    if not results:
+        return "tool_protocol"
+    users = [str(m.get("content") or "") for m in messages if m.get("role") == "user"]
+    if not check_numbers(result.content, allowed_numbers(results, users)).ok:
+        return "numbers_not_from_tools"
+    return None
+
+
+def _trusted(
+    result: ToolLoopResult, registry: ToolRegistry, messages: Sequence[Message], planner: Planner | None
+) -> ToolLoopResult:
+    """``result`` when its text is grounded on tool results, else the planner's calls (the model's kept)."""
+    reason = protocol_problem(result, messages)
+    if reason is None:
+        return result
+    log.warning("tool loop: the model's answer is not grounded on tools (%s); planning by rules", reason)
+    planned = _planned(registry, messages, planner, reason)
+    planned.steps, planned.model_calls = result.steps, result.calls
+    return planned
