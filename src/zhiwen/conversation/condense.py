@@ -8,7 +8,9 @@ model is configured.
   ``timeout_s``. Its reply is used only when it reads as a question that keeps the user's own
   specific words; anything else (a timeout, an error, an answer instead of a question, prose
   around it, a ``<think>`` block left unclosed) falls back to the offline result, counted in
-  ``CONDENSE_CALLS{outcome}`` and logged.
+  ``CONDENSE_CALLS{outcome}``, logged, and named in ``Standalone.llm_fallback`` (error,
+  unusable_reply, not_the_question, lost_words). A small model's wrapping — a closed ``<think>``
+  block, 「改写后的问题：」 on its own line, quotes, ``**``, turn tokens — is cleaned first (#31).
 * **A standalone question stays as it is**: when the rules found nothing to resolve, the model's
   rewrite must contain every specific word of the question, or it is not taken.
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import rjieba
@@ -32,7 +35,7 @@ from zhiwen.conversation.model import Standalone, message_text, user_questions
 from zhiwen.conversation.offline import ASKS, OfflineCondenser, names_something
 from zhiwen.conversation.vocabulary import Vocabulary
 from zhiwen.errors import LLMError
-from zhiwen.llm import llm_purpose
+from zhiwen.llm import error_outcome, llm_purpose
 from zhiwen.llm.base import ChatModel, Message
 from zhiwen.llm.bounded import bounded_call
 from zhiwen.metrics import CONDENSE_CALLS
@@ -55,9 +58,16 @@ SYSTEM = (
     "补全省略的主语和指代（它、这个、该…），保留原问题的意思和用词，不要回答问题，不要添加对话里没有的信息。"
     "问题本来就完整时原样输出。只输出改写后的问题，不要解释。"
 )
-_THINK = re.compile(r"<think>.*?</think>", re.S)
-_LEADS = re.compile(r"^(?:改写(?:后的问题)?|问题|standalone question|rewritten)[:：]\s*", re.I)
-_QUOTES = "\"'“”‘’「」`"
+_THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
+#: what a small model puts before its rewrite (「改写后的问题：」, 「**完整问题**：」, "Rewritten:")
+_LEADS = re.compile(
+    r"^(?:改写(?:后)?(?:的)?(?:问题)?(?:是|为)?|(?:完整|独立|最后一个)?问题(?:是|为)?|"
+    r"standalone question|rewritten(?: question)?)\s*[:：]\s*",
+    re.I,
+)
+#: chat-template tokens a llama.cpp server may leave in the text (Gemma's turn markers)
+_TURN_TOKENS = re.compile(r"<(?:start|end)_of_turn>(?:model|user)?|<\|im_(?:start|end)\|>")
+_QUOTES = "\"'“”‘’「」『』`*"
 
 
 def condense_messages(history: Sequence[Mapping[str, Any]], question: str) -> list[Message]:
@@ -70,15 +80,28 @@ def condense_messages(history: Sequence[Mapping[str, Any]], question: str) -> li
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
+def clean_reply(text: str) -> str | None:
+    """The rewrite a reply holds, cleaned of what a small model wraps it in — a closed ``<think>``
+    block, turn tokens, a lead (「改写后的问题：」, also on a line of its own), quotes and ``**`` —
+    or None when a reasoning block never closed (nothing after it to trust) or nothing is left.
+
+    >>> clean_reply("<think>指代泰国</think>改写后的问题：\n「中国公民去泰国需要签证吗？」")
+    '中国公民去泰国需要签证吗？'
+    """
+    text = _TURN_TOKENS.sub("", _THINK.sub("", text))
+    if "<think>" in text.lower():
+        return None
+    for line in text.splitlines():
+        line = line.replace("**", "").strip().strip(_QUOTES).strip()
+        line = _LEADS.sub("", line).strip().strip(_QUOTES).strip()
+        if line:
+            return line
+    return None
+
+
 def parse_reply(text: str, question: str) -> str | None:
     """The model's rewrite, or None when the reply is not a usable question."""
-    text = _THINK.sub("", text)
-    if "<think>" in text:  # a reasoning block that never closed: nothing after it to trust
-        return None
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    if not lines:
-        return None
-    rewritten = _LEADS.sub("", lines[0]).strip().strip(_QUOTES).strip()
+    rewritten = clean_reply(text)
     if not rewritten or len(rewritten) > 3 * len(question) + 60:
         return None
     return rewritten
@@ -114,6 +137,17 @@ def _ask_llm(
     return parse_reply(bounded_call(call, timeout_s=timeout_s), question)
 
 
+def rejection(rewritten: str | None, question: str, offline: Standalone) -> str | None:
+    """Why a rewrite is not taken (``unusable_reply``, ``not_the_question``, ``lost_words``), or None."""
+    if rewritten is None:
+        return "unusable_reply"
+    if not keeps_the_question(rewritten, question):
+        return "not_the_question"
+    if not offline.changed and not keeps_specific_words(rewritten, question):
+        return "lost_words"
+    return None
+
+
 def _with_llm(
     offline: Standalone,
     llm: ChatModel,
@@ -126,19 +160,18 @@ def _with_llm(
     except (LLMError, TimeoutError) as exc:
         CONDENSE_CALLS.labels(outcome="error").inc()
         log.warning("condense call failed, the offline rewrite stands: %s", exc)
-        return offline
+        failed = error_outcome(exc) if isinstance(exc, LLMError) else "timeout"
+        return replace(offline, llm_fallback=failed)
     except Exception:  # a broken adapter must not fail the answer
         CONDENSE_CALLS.labels(outcome="error").inc()
         log.exception("condense adapter raised unexpectedly")
-        return offline
-    usable = (
-        rewritten is not None
-        and keeps_the_question(rewritten, question)
-        and (offline.changed or keeps_specific_words(rewritten, question))
-    )
-    if rewritten is None or not usable:
+        return replace(offline, llm_fallback="error")
+    reason = rejection(rewritten, question, offline)
+    if reason is not None:
         CONDENSE_CALLS.labels(outcome="rejected").inc()
-        return offline
+        log.info("condense rewrite %r rejected (%s); the offline one stands", rewritten, reason)
+        return replace(offline, llm_fallback=reason)
+    assert rewritten is not None
     CONDENSE_CALLS.labels(outcome="used").inc()
     if rewritten == question and offline.method == "anaphora":
         return offline  # a pronoun left as it was is not resolved: the rules' reading stands

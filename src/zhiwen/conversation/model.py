@@ -33,6 +33,7 @@ class Standalone:
     topic: str | None = None  # the entity the conversation is about, when one was carried over
     replaced: str | None = None  # what in the question (or the earlier question) it replaced
     carried: dict[str, Any] = field(default_factory=dict)  # app slots (country, dish, filters …)
+    llm_fallback: str | None = None  # why the LLM's rewrite was not taken (condense.rejection)
 
     @property
     def changed(self) -> bool:
@@ -50,6 +51,7 @@ class Standalone:
             "method": self.method,
             "topic": self.topic,
             **({"carried": self.carried} if self.carried else {}),
+            **({"llm_fallback": self.llm_fallback} if self.llm_fallback else {}),
         }
 
 
