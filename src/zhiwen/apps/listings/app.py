@@ -137,7 +137,7 @@ class ListingsApp(BaseApp):
             answer=str(result["answer"]),
             citations=[citation(p, kb) for p in result["retrieved_properties"]],
             llm_used=bool(result["llm_used"]),
-            extractive_reason=None if result["llm_used"] else "no_llm" if ctx.llm is None else "llm_error",
+            extractive_reason=None if result["llm_used"] else result.get("extractive_reason") or "llm_error",
             params=dict(result.get("params") or {}),
             session_id=request.session_id,
             # the merged request as one sentence when the conversation changed the question

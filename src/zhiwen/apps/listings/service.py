@@ -11,8 +11,10 @@
    ``min(max_results, ZHIWEN_LISTINGS__RELAX_BELOW)`` → relax in
    :data:`~.extract.RELAX_ORDER` and say so in ``match_reasons`` ("已放宽: 面积条件").
 4. **Re-score** (:mod:`.scoring`) and keep the best ``max_results``; exact matches rank first.
-5. **Answer**: ONE LLM call grounded in the retrieved listings; without an LLM (or when it
-   fails) an answer composed from the listings, flagged ``llm_used: false``.
+5. **Answer**: ONE LLM call grounded in the retrieved listings; without an LLM, when it
+   fails, or when its reply fails the grounding check (:mod:`zhiwen.answer.grounding`: a figure
+   in neither the listings shown nor the question, English, cut at ``max_tokens``) an answer
+   composed from the listings, flagged ``llm_used: false`` with its ``extractive_reason``.
 
 Example::
 
@@ -35,6 +37,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
+from zhiwen.answer.grounding import GROUNDING_REASONS, Grounding, check_answer, number_facts
 from zhiwen.apps.listings.answer_text import (
     ADVISER_PROMPT,
     compose_answer,
@@ -337,13 +340,14 @@ class ListingsService:
 
         ta = time.perf_counter()
         asked = f"{text}（客户最新一句：{q}）" if dialogue.follow_up else q
-        answer, llm_used, cacheable = self._answer(asked, req, props, total)
+        answer, llm_used, cacheable, reason = self._answer(asked, req, props, total)
         timings["answer_ms"] = (time.perf_counter() - ta) * 1000
         timings["total_ms"] = (time.perf_counter() - t0) * 1000
         result: dict[str, Any] = {
             "answer": answer,
             "retrieved_properties": props,
             "llm_used": llm_used,
+            "extractive_reason": reason,
             "requirements": req.summary(),
             "relaxed": labels if any(p["relaxed"] for p in props) else [],
             "quality": {
@@ -450,40 +454,63 @@ class ListingsService:
 
     def _answer(
         self, question: str, req: Requirements, props: list[dict[str, Any]], total: int | None = None
-    ) -> tuple[str, bool, bool]:
-        """(answer, llm_used, cacheable). One LLM call; failures fall back and are not cached."""
+    ) -> tuple[str, bool, bool, str | None]:
+        """(answer, llm_used, cacheable, extractive_reason). One LLM call, its reply checked
+        (:mod:`zhiwen.answer.grounding`); a failure or a reply that fails the check falls back to
+        the composed answer, which is not cached."""
         if self.llm is None:
             EXTRACTIVE_ANSWERS.labels(app="listings", reason="no_llm").inc()
             note = "（未配置大模型：以下回答由系统根据检索到的房源自动整理。）"
-            return compose_answer(question, req, props, note, total), False, True
+            return compose_answer(question, req, props, note, total), False, True, "no_llm"
         if not props:
             EXTRACTIVE_ANSWERS.labels(app="listings", reason="no_results").inc()
-            return compose_answer(question, req, props, "（没有检索到房源，未调用大模型。）"), False, True
-        listing_text = "\n".join(
-            listing_line(i, p) + f"\n   匹配理由：{'；'.join(p['match_reasons'])}"
-            for i, p in enumerate(props, start=1)
-        )
-        prompt = ADVISER_PROMPT.format(
-            question=question, requirements=describe_requirements(req), listings=listing_text
-        )
-        if total is not None and total > len(props):
-            shown = len(props)
-            prompt += f"\n（符合全部条件的房源共 {total} 套，上面是匹配度最高的 {shown} 套，请说明这一点。）"
+            note = "（没有检索到房源，未调用大模型。）"
+            return compose_answer(question, req, props, note), False, True, "no_results"
         try:
-            from zhiwen.llm import llm_purpose
-
-            with llm_purpose("listings_answer"):
-                reply = self.llm.chat([{"role": "user", "content": prompt}])
-            text = (reply.content or "").strip()
-            if not text:
-                raise LLMError("empty answer", data={"outcome": "empty"})
-            return text, True, True
+            verdict = self._llm_answer(question, req, props, total)
         except LLMError as exc:
             EXTRACTIVE_ANSWERS.labels(app="listings", reason="llm_error").inc()
             FALLBACKS.labels(kind="listings_answer_llm_error").inc()
             log.warning("listings: answer LLM failed (%s); composed answer", exc)
             note = f"（大模型暂时不可用（{exc.message}），以下回答由系统根据检索到的房源自动整理。）"
-            return compose_answer(question, req, props, note, total), False, False
+            return compose_answer(question, req, props, note, total), False, False, "llm_error"
+        if verdict.reason is None:
+            return verdict.text, True, True, None
+        reason = verdict.reason
+        EXTRACTIVE_ANSWERS.labels(app="listings", reason=reason).inc()
+        log.warning("listings: LLM answer not shown (%s %s)", reason, list(verdict.unsupported))
+        why = GROUNDING_REASONS.get(reason, "大模型返回了空内容")
+        note = f"（{why}，以下回答由系统根据检索到的房源自动整理。）"
+        return compose_answer(question, req, props, note, total), False, False, reason
+
+    def _llm_answer(
+        self, question: str, req: Requirements, props: list[dict[str, Any]], total: int | None
+    ) -> Grounding:
+        """The model's answer, checked: in Chinese, whole, every figure from the listings shown,
+        the request or the question (the listings are cited as 第n套, so no ``[n]`` is required)."""
+        assert self.llm is not None
+        understood = describe_requirements(req)
+        listing_text = "\n".join(
+            listing_line(i, p) + f"\n   匹配理由：{'；'.join(p['match_reasons'])}"
+            for i, p in enumerate(props, start=1)
+        )
+        prompt = ADVISER_PROMPT.format(question=question, requirements=understood, listings=listing_text)
+        if total is not None and total > len(props):
+            shown = len(props)
+            prompt += f"\n（符合全部条件的房源共 {total} 套，上面是匹配度最高的 {shown} 套，请说明这一点。）"
+        from zhiwen.llm import llm_purpose
+
+        with llm_purpose("listings_answer"):
+            reply = self.llm.chat([{"role": "user", "content": prompt}])
+        facts = number_facts(props, [question, understood, str(total or ""), listing_text])
+        return check_answer(
+            reply.content or "",
+            sources=len(props),
+            question=question,
+            finish_reason=reply.finish_reason,
+            cite=False,
+            numbers=facts,
+        )
 
 
 # -- one service per knowledge base ------------------------------------------------------------
