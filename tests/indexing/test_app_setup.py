@@ -60,8 +60,8 @@ def test_returns_once_every_kb_answers_with_the_vectors_left_to_serve(settings: 
     # which KB it is on, by name and description, and the plan with its ETA first
     assert said[0].startswith("将建立 2 个知识库（visa_kb、law_kb），共 32 个段落")
     assert said[1].startswith("预计：文本索引约") and "向量约" in said[1] and "全部约" in said[1]
-    assert any(line.startswith("[1/2] 知识库 visa_kb（免签库：各国免签政策）") for line in said)
-    assert any(line.startswith("[2/2] 知识库 law_kb（通用库：全部法规）") for line in said)
+    assert any(line.startswith("[1/2] 知识库 visa_kb「免签库：各国免签政策」") for line in said)
+    assert any(line.startswith("[2/2] 知识库 law_kb「通用库：全部法规」") for line in said)
     kb = open_kb("law_kb", settings=settings)
     assert kb.config.app == "demo_app" and kb.dense_coverage() == 0.0
     assert kb.search("法规第3条", top_k=3)  # answers at once, from the text index

@@ -197,7 +197,7 @@ def _build_text(i: int, n: int, p: _Planned, progress: bool, say: Say, report: S
     """One KB's text index (phase 1 only: ``dense="skip"``)."""
     spec = p.build.spec
     mode = "" if p.build.with_vectors else "，只建文本索引（默认不计算向量）"
-    head = f"[{i}/{n}] 知识库 {escape(spec.name)}（{escape(spec.description)}）"
+    head = f"[{i}/{n}] 知识库 {escape(spec.name)}「{escape(spec.description)}」"
     say(f"{head}：{len(p.chunks):,} 个段落{mode}…")
     started = time.perf_counter()
     indexed = p.kb.index_documents(p.documents, chunks=p.chunks, prune=True, progress=progress, dense="skip")
@@ -240,8 +240,9 @@ def setup_lines(report: SetupReport, *, command: str, data_dir: Path | str, ask:
         again = f"ZHIWEN_{report.app.upper()}__VECTORS=true {command} setup {data_dir} --wait"
         lines.append(
             f"{escape('、'.join(report.text_only))}：只用文本索引（关键词检索），不计算向量——"
-            f"在本应用自带的问题集上，加上向量并不提高质量。如需向量：{escape(again)}"
+            "在本应用自带的问题集上，加上向量并不提高质量。"
         )
+        lines.append(f"  如需向量：[bold]{escape(again)}[/]")
     if report.vectors_missing:
         lines += _pending_lines(report, command, data_dir)
     elif report.waited and len(report.text_only) < len(report.kbs):

@@ -47,9 +47,9 @@ def test_setup_names_each_kb_and_answers_before_the_vectors(home: Path, shared: 
     assert (
         out.index("市场数据表")
         < out.index("预计：文本索引约")
-        < out.index("[1/2]知识库advisor_policy（购房相关法规")
+        < out.index("[1/2]知识库advisor_policy「购房相关法规")
     )
-    assert "[2/2]知识库advisor_faq（购房常见问题）" in out and "市场数据：7962套挂牌房源" in out
+    assert "[2/2]知识库advisor_faq「购房常见问题」" in out and "市场数据：7962套挂牌房源" in out
     assert "向量还差" in out and "zhiwenserve" in out and "zhiwenadvisorchat-m" in out
     assert coverage(home, POLICY_KB) == 0.0 and coverage(home, FAQ_KB) == 0.0
     chat = runner.invoke(AdvisorApp().cli(), ["chat", "-m", "买二手房的流程是什么？", "--json"])

@@ -54,7 +54,7 @@ def test_setup_names_each_kb_shows_an_eta_and_returns_before_the_vectors(home: P
     assert "将建立3个知识库（policy_visa、policy_airline、policy_general）" in out
     assert "预计：文本索引约" in out and "全部约" in out  # the ETA of the whole job
     for i, spec in enumerate(app.kbs, 1):
-        assert flat(f"[{i}/3] 知识库 {spec.name}（{spec.description}）") in out
+        assert flat(f"[{i}/3] 知识库 {spec.name}「{spec.description}」") in out
     assert "向量还差" in out and "zhiwenserve" in out and f"zhiwenpolicysetup{mini_data}--wait" in out
     assert all(coverage(home, name) == 0.0 for name in KBS)
     # the CLI answers at once, from the text indexes

@@ -64,7 +64,7 @@ def test_setup_returns_with_the_vectors_missing_and_answers_at_once(home: Path, 
     r = CliRunner().invoke(group, ["setup", str(data)])
     assert r.exit_code == 0, r.output
     out = flat(r.stdout)
-    assert "预计：文本索引约" in out and "[1/1]知识库recipes（HowToCook菜谱" in out
+    assert "预计：文本索引约" in out and "[1/1]知识库recipes「HowToCook菜谱" in out
     assert "文本索引已就绪" in out and "向量还差" in out and "zhiwenserve" in out and "--wait" in out
     kb = open_kb("recipes", settings=settings_of(home))
     assert kb.dense_coverage() == 0.0 and kb.config.app == "recipes"
