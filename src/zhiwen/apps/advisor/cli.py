@@ -175,7 +175,9 @@ def build_cli(app: BaseApp, service: AdvisorService) -> typer.Typer:
     @cli.command()
     @run_cli
     def setup(
-        data_dir: Path = typer.Argument(..., help="数据目录（含 cn_law_subset/ 和 lianjia_ershoufang/）"),
+        data_dir: Path = typer.Argument(
+            ..., metavar="数据目录", help="数据目录（含 cn_law_subset/ 和 lianjia_ershoufang/）"
+        ),
         quiet: bool = typer.Option(False, "--quiet", help="不显示进度"),
         wait: bool = typer.Option(False, "--wait", help=WAIT_HELP),
     ) -> None:

@@ -135,7 +135,7 @@ def commands(app: BaseApp) -> typer.Typer:
     @run_cli
     def setup(
         data_dir: Path = typer.Argument(
-            ..., help="数据目录（含 lianjia_ershoufang/*.csv），例如 ../shared/data"
+            ..., metavar="数据目录", help="数据目录（含 lianjia_ershoufang/*.csv），例如 ../shared/data"
         ),
         wait: bool = typer.Option(False, "--wait", help=WAIT_HELP),
     ) -> None:

@@ -99,13 +99,16 @@ def commands(app: BaseApp) -> typer.Typer:
     @run_cli
     def setup(
         data_dir: Path = typer.Argument(
-            ..., help="数据目录（含 chinatripinfo_visa_en、cn_law_subset），例如 ../shared/data"
+            ...,
+            metavar="数据目录",
+            help="数据目录（含 chinatripinfo_visa_en、cn_law_subset），例如 ../shared/data",
         ),
         wait: bool = typer.Option(False, "--wait", help=WAIT_HELP),
     ) -> None:
         """按知识库映射（kbs.toml）建立免签库、航司库和通用库：文本索引建好即可提问。"""
         report = app.setup(data_dir, build_context(), progress=True, wait=wait)
-        print_setup(report, command="zhiwen policy", data_dir=data_dir, ask='ask "去泰国需要签证吗？"')
+        ask = 'ask "法国公民来中国旅游可以免签吗？"'
+        print_setup(report, command="zhiwen policy", data_dir=data_dir, ask=ask)
 
     @group.command("ask")
     @run_cli

@@ -27,7 +27,9 @@ def commands(app: BaseApp) -> typer.Typer:
     @group.command("setup")
     @run_cli
     def setup(
-        data_dir: Path = typer.Argument(..., help="数据目录（含 howtocook/dishes），例如 ../shared/data"),
+        data_dir: Path = typer.Argument(
+            ..., metavar="数据目录", help="数据目录（含 howtocook/dishes），例如 ../shared/data"
+        ),
         wait: bool = typer.Option(False, "--wait", help=WAIT_HELP),
     ) -> None:
         """从 HowToCook 数据建立菜谱知识库 recipes：文本索引建好即可提问，向量随后补全。"""
