@@ -31,6 +31,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from zhiwen.answer.grounding import GROUNDING_REASONS
 from zhiwen.answer.model import Answer, Citation
 
 #: the width (in cells: 5 Chinese characters) a wrapping column needs to stay readable
@@ -55,6 +56,8 @@ EXTRACTIVE_REASONS = {
     "missing_key_numbers": "大模型回答缺少关键数字",
     "number_mismatch": "大模型回答的数字与计算结果不符",
     "too_short": "大模型回答过短",
+    # the model answered, but not so that it could be shown as grounded (#31)
+    **GROUNDING_REASONS,
 }
 #: the answer's route (``Answer.route``) as a reader says it; other routes are not shown
 ROUTES = {"general": "通用问答", "list": "推荐列表", "detail": "做法详情"}

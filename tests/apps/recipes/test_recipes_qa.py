@@ -114,6 +114,7 @@ def test_detail_costs_exactly_one_llm_call(
 def test_clear_questions_cost_one_call(
     recipes_kb: KnowledgeBase, llm: OpenAIChatClient, fake_llm: FakeOpenAI, question: str
 ) -> None:
+    fake_llm.script(Reply("好的 [1]"))  # cited: an uncited reply is not shown (#31)
     ans = answer_recipe(recipes_kb, question, llm=llm)
     assert ans.llm_used and fake_llm.calls == 1
 

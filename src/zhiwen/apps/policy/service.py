@@ -407,7 +407,8 @@ def stream_policy(
         elif event.answer is not None:
             closing = event.answer
     llm_used = closing is not None and closing.llm_used
-    text = "".join(parts)
+    # the closing answer, not the deltas: a reply that failed the grounding check is replaced (#31)
+    text = closing.answer if closing is not None else "".join(parts)
     if llm_used:
         full = compose.append_missing_notes(text, p.rows, p.notes)
         if full != text:

@@ -5,6 +5,21 @@ import { renderMarkdown } from "./markdown.js";
 import { openSource, sourceList } from "./sources.js";
 import { copyText, el, emptyNode, errorBox, plainMarks, toast } from "./util.js";
 
+// why an answer was written without the LLM (done.extractive_reason), as zhiwen.appkit.view says it
+const EXTRACTIVE_REASONS = {
+  no_llm: "未配置大模型",
+  llm_error: "大模型调用失败",
+  error: "大模型调用出错",
+  empty: "大模型返回了空内容",
+  timeout: "大模型响应超时",
+  busy: "大模型繁忙",
+  breaker_open: "大模型连续失败，暂停调用",
+  llm_uncited: "大模型回答没有标注引用来源",
+  llm_wrong_language: "大模型没有用中文回答",
+  llm_truncated: "大模型回答不完整",
+  llm_unsupported_numbers: "大模型回答中有无法核实的数字",
+};
+
 export function userBubble(text) {
   return el("div", { class: "msg msg-user" }, el("div", { class: "bubble" }, text));
 }
@@ -82,7 +97,7 @@ export class AnswerBubble {
     emptyNode(this.flags);
     if (llm_used === true) this.flags.append(el("span", { class: "flag ok" }, "大模型生成"));
     else if (llm_used === false) {
-      const why = { no_llm: "未配置大模型", llm_error: "大模型调用失败" }[extractive_reason] || "";
+      const why = EXTRACTIVE_REASONS[extractive_reason] || "";
       this.flags.append(el("span", { class: "flag warn" }, `摘录式回答${why ? `（${why}）` : ""}`));
     }
     if (answerable === false)

@@ -127,6 +127,9 @@ export function createChatView(app) {
             bubble.append(`\n\n### ${ev.icon || ""} ${ev.name}\n\n${ev.content}\n`);
           else if (ev.type === "done") {
             flags = ev;
+            // the streamed reply was not the answer (it failed the grounding check, or was tidied):
+            // the done frame carries the text to show instead
+            if (typeof ev.answer === "string") bubble.setText(ev.answer);
             bubble.setFlags(ev);
             standalone = ev.standalone_question || null;
             showUnderstood(user, question, standalone);
