@@ -170,3 +170,15 @@ def test_stream_failures_fall_back_with_the_reason(
         assert streamed.index("未被采用") < streamed.rindex(LEAD)
         assert done.data["answer"] == offline
     assert _count(reason) == before + 1
+
+
+def test_every_reason_reads_as_chinese_everywhere() -> None:
+    """The CLI's view and the web UI's flag say each reason (not the fallback 「未使用大模型」)."""
+    from zhiwen.answer.extractive import extractive_note
+    from zhiwen.answer.grounding import GROUNDING_REASONS
+    from zhiwen.appkit.view import reason_text
+
+    bubble = (Path(__file__).parents[2] / "src/zhiwen/webui/js/bubble.js").read_text("utf-8")
+    for code, label in GROUNDING_REASONS.items():
+        assert reason_text(code) == label and f'{code}: "{label}"' in bubble
+        assert extractive_note(code) == f"（{label}，以下内容直接摘自知识库）"
