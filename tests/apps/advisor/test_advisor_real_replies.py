@@ -58,6 +58,17 @@ def write(fake: FakeOpenAI, llm: OpenAIChatClient, reply: str):  # type: ignore[
         ("按您的条件，贷款210万元，月供8,967.34元，到2030年还清。", "number_mismatch"),  # a year nobody gave
         ("```\n月供8,967.34元\n```", "not_prose"),
         ("", "empty"),
+        # what Gemma 3 270M wrote on the bench, shown before as the 购房顾问's message
+        (
+            "使用参考稿的数字，请确保数字的来源是参考稿中的数字。\n"
+            + "参考稿的数字，请确保数字的来源是参考稿中的数字。\n" * 6,
+            "repetitive",
+        ),
+        (
+            "你是购房顾问团队中的财务顾问，负责贷款、月供、税费和还款压力的计算。月供8,967.34元。",
+            "prompt_echo",
+        ),
+        ("按您的条件，月供每月相同，总利息不少，建议量力而行，保持充足的应急资金。", "missing_key_numbers"),
     ],
 )
 def test_a_bad_real_reply_falls_back_to_the_template(
@@ -93,6 +104,28 @@ def test_a_tool_number_the_template_does_not_state_is_refused(
     written = write(fake, llm, "月供约8,967.34元，评分0.9，贷款210万元，30年，利率3.1%。")
     assert written.fallback_reason == "number_mismatch" and written.number_check is not None
     assert written.number_check.unsupported == ["0.9"]
+
+
+def test_a_rewrite_of_figures_stating_none_falls_back(fake: FakeOpenAI, llm: OpenAIChatClient) -> None:
+    """The 购房顾问's template has no bold figure; a reply with none of its figures is no rewrite."""
+    template = (
+        "**综合建议**：\n\n1. 月供约8,967.34元（等额本息，30年），总利息112.82万元。\n2. 以上测算仅供参考。"
+    )
+    fake.script(
+        Reply("综合来看，这套房的月供和利息都在可接受范围内，建议结合自身收入量力而行，注意预留应急资金。")
+    )
+    role = role_by_key("home_advisor")
+    written = write_message(llm, role, template, results=RESULTS, user_texts=[QUESTION], question=QUESTION)
+    assert written.fallback_reason == "no_figures" and written.text == template
+
+
+def test_a_reply_cut_at_max_tokens_falls_back(fake: FakeOpenAI, llm: OpenAIChatClient) -> None:
+    fake.script(
+        Reply("按您的条件，贷款210万元、30年、利率3.1%，月供约8,967.34元，总利息约", finish_reason="length")
+    )
+    role = role_by_key("financial_advisor")
+    written = write_message(llm, role, TEMPLATE, results=RESULTS, user_texts=[QUESTION], question=QUESTION)
+    assert written.fallback_reason == "truncated" and written.text == TEMPLATE
 
 
 def test_values_are_strict_formatting_is_free() -> None:

@@ -9,7 +9,10 @@ the templated message is used and the reason logged. Without an LLM the template
 What a small real model does (#31, Gemma 3 270M) is cleaned or refused before the number check:
 a closed ``<think>…</think>`` block is dropped (an unclosed one: ``think_unclosed``); a reply in
 English to a Chinese user (``not_chinese``) or JSON/code instead of prose (``not_prose``) falls
-back to the template, visibly, like any other mismatch.
+back to the template, visibly, like any other mismatch. So does what the bench showed slipping
+through a number check it passes: the prompt echoed back (``prompt_echo``), one line said over
+and over (``repetitive``), a reply cut at ``max_tokens`` (``truncated``) and a rewrite of a
+template full of figures that states none of them (``no_figures``).
 
 Example::
 
@@ -28,7 +31,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from zhiwen.apps.advisor.roles import Role
-from zhiwen.apps.advisor.verify import NumberCheck, allowed_numbers, check_numbers, missing_key_numbers
+from zhiwen.apps.advisor.verify import (
+    TRIVIAL_MAX,
+    NumberCheck,
+    allowed_numbers,
+    check_numbers,
+    extract_numbers,
+    missing_key_numbers,
+)
 from zhiwen.errors import LLMError
 from zhiwen.llm import error_outcome, llm_purpose
 from zhiwen.llm.base import ChatModel
@@ -38,6 +48,7 @@ log = logging.getLogger(__name__)
 _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _LATIN = re.compile(r"[A-Za-z]")
+REPEATS = 3  # a line said this often is a small model looping, not a message
 MIN_SHARE = 0.2  # an LLM message shorter than this share of the template is not a rewrite
 _RULES = (
     "写作要求：用简洁自然的中文回答，不超过350字；保留参考稿中的关键数字、规则来源和日期；"
@@ -95,7 +106,7 @@ def write_message(
         log.exception("advisor: LLM adapter raised for %s", role.key)
         return Written(template, fallback_reason="error", llm_calls=1)
     text = strip_think(reply.content or "")
-    problem = reply_problem(text)
+    problem = reply_problem(text) or rewrite_problem(text, template, role, reply.finish_reason)
     if problem is not None:
         log.warning("advisor: %s LLM message unusable (%s); using the template", role.key, problem)
         return Written(template, fallback_reason=problem, llm_calls=1)
@@ -118,6 +129,9 @@ def write_message(
     if len(text) < MIN_SHARE * len(template):  # "好的。" is no answer to a table of figures
         log.warning("advisor: %s LLM message too short (%d chars); using the template", role.key, len(text))
         return Written(template, fallback_reason="too_short", number_check=check, llm_calls=1)
+    if significant_numbers(template) and not significant_numbers(text):  # a loop, an aside: no rewrite
+        log.warning("advisor: %s LLM message states none of the template's figures; using it", role.key)
+        return Written(template, fallback_reason="no_figures", number_check=check, llm_calls=1)
     return Written(text, llm_used=True, number_check=check, llm_calls=1)
 
 
@@ -128,6 +142,25 @@ def strip_think(text: str) -> str:
     '月供约8,967元。'
     """
     return _THINK.sub("", text).strip()
+
+
+def rewrite_problem(text: str, template: str, role: Role, finish_reason: str | None) -> str | None:
+    """Why a prose reply is still no rewrite of ``template``: cut at max_tokens, the role's prompt
+    echoed (Gemma 3 270M began 「你是购房顾问团队中的财务顾问…」) or a line repeated three times
+    or more."""
+    if finish_reason == "length":
+        return "truncated"
+    if text.startswith("你是") or role.prompt[:16] in text or _RULES[:16] in text:
+        return "prompt_echo"
+    lines = [ln.strip() for ln in text.splitlines() if len(ln.strip()) >= 6]
+    if lines and max(lines.count(ln) for ln in lines) >= REPEATS:
+        return "repetitive"
+    return None
+
+
+def significant_numbers(text: str) -> list[str]:
+    """The figures of ``text`` beyond list markers and small counts."""
+    return [n.raw for n in extract_numbers(text) if n.unit is not None or n.decimals or n.value > TRIVIAL_MAX]
 
 
 def reply_problem(text: str) -> str | None:
