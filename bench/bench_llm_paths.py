@@ -67,9 +67,12 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from llm_real.checks import (  # noqa: E402
     answer_flags,
+    char_f1,
+    condense_counts,
     figures_not_in,
     json_verdict,
     listing_numbers_unsupported,
+    pct,
     role_messages,
     text_flags,
 )
@@ -257,7 +260,9 @@ def path_listings(b: Bench, item: Mapping[str, Any], _: Any) -> Result:
     return outcomes, ans.answer, notes
 
 
-def role_outcomes(messages: Iterable[Mapping[str, Any]], offline: Sequence[str], user: str) -> list[Outcome]:
+def role_outcomes(
+    messages: Iterable[Mapping[str, Any]], offline: Sequence[str], user: str, calls: Sequence[Call] = ()
+) -> list[Outcome]:
     """One outcome per role message; a shown LLM figure the template lacks is flagged."""
     out = []
     for i, m in enumerate(messages):
@@ -265,7 +270,9 @@ def role_outcomes(messages: Iterable[Mapping[str, Any]], offline: Sequence[str],
         if m.get("llm_used"):
             template = offline[i] if i < len(offline) else ""
             extra = figures_not_in(str(m.get("content", "")), [template, user])
-            flags = text_flags(str(m.get("content", "")), None)
+            text = str(m.get("content", ""))
+            call = next((c for c in calls if c.content.strip() == text), None)
+            flags = text_flags(text, call)
             if extra:
                 flags.append("figure_not_in_template:" + ",".join(extra[:4]))
             out.append(Outcome(stage, "as_is", None, flags))
@@ -277,7 +284,7 @@ def role_outcomes(messages: Iterable[Mapping[str, Any]], offline: Sequence[str],
 def path_advisor(b: Bench, item: Mapping[str, Any], offline: list[str]) -> Result:
     ans = b.ask("advisor", item, mode=item.get("mode", "standard"))
     messages = role_messages(ans)
-    outcomes = role_outcomes(messages, offline, item["question"])
+    outcomes = role_outcomes(messages, offline, item["question"], b.proxy.peek())
     plan = ans.data.get("plan") or {}
     if stage_calls(b.proxy.peek(), "advisor.plan"):
         used = plan.get("source") == "llm"
@@ -321,6 +328,8 @@ def path_tools(b: Bench, item: Mapping[str, Any], _: Any) -> Result:
         flags.append("wrong_or_no_tool")
     if unsupported:
         flags.append("numbers_not_from_tools")
+    loop_calls = stage_calls(b.proxy.peek(), "tools.loop")
+    flags += text_flags(result.content, loop_calls[-1] if loop_calls else None)
     verdict = "as_is" if result.llm_used and result.calls and not bad_args else "fallback"
     reason = result.fallback_reason or (None if verdict == "as_is" else "no_valid_tool_call")
     notes = {"tools": names, "bad_args": bad_args[:3], "unsupported": unsupported, "steps": result.steps}
@@ -331,17 +340,20 @@ def path_condense(b: Bench, item: Mapping[str, Any], prepared: tuple[list[Any], 
     from zhiwen.appkit.conversation import standalone_of
 
     history, vocabulary = prepared
+    before = condense_counts()
     found = standalone_of(history, item["question"], b.ctx, vocabulary)
-    calls = b.proxy.peek()
-    mine = stage_calls(calls, "condense")
+    said = {k: v - before.get(k, 0) for k, v in condense_counts().items() if v > before.get(k, 0)}
+    mine = stage_calls(b.proxy.peek(), "condense")
     offline = standalone_of(history, item["question"], b.offline, vocabulary)
     if found.method == "llm":
         raw = mine[-1].content.strip() if mine else ""
         outcome = Outcome("condense", "as_is" if raw == found.question else "repaired")
-    elif mine:
-        outcome = Outcome("condense", "fallback", mine[-1].failure() or "rejected")
+    elif said:
+        outcome = Outcome("condense", "fallback", next(iter(said)))  # rejected | error (timeouts too)
     else:
         outcome = Outcome("condense", "skipped", "not called")
+    if mine:
+        outcome.flags = text_flags(mine[-1].content, mine[-1])
     notes = {
         "gold": item.get("gold"),
         "llm": found.question,
@@ -377,16 +389,6 @@ def _vocabulary(b: Bench, app: str, kb_name: str | None) -> Any:
 
         return dish_vocabulary(kb)
     return kb_vocabulary(kb)
-
-
-def char_f1(pred: str, gold: str) -> float:
-    if not pred or not gold:
-        return 0.0
-    common = sum((Counter(pred) & Counter(gold)).values())
-    if not common:
-        return 0.0
-    p, r = common / len(pred), common / len(gold)
-    return round(2 * p * r / (p + r), 3)
 
 
 Runner = Callable[[Bench, Mapping[str, Any], Any], Result]
@@ -428,13 +430,6 @@ def build_kbs(settings: Settings) -> list[str]:
 # ------------------------------------------------------------------------------------------------
 # the table
 # ------------------------------------------------------------------------------------------------
-def pct(values: Sequence[float], q: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 @dataclass(slots=True)
 class Row:
     path: str

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -67,8 +68,33 @@ def answer_flags(answer: Answer, call: Call | None) -> list[str]:
     return flags + text_flags(answer.answer, call)
 
 
+#: characters of the reply that, found verbatim in the prompt, make it an echo
+ECHO_CHARS = 40
+#: a line repeated this often is a loop, not an answer
+REPEATS = 4
+
+
+def echoes_prompt(text: str, call: Call | None) -> bool:
+    """The reply repeats the prompt (a small model continuing its input): its opening
+    :data:`ECHO_CHARS` characters, or any of its lines that long, stand verbatim in the prompt."""
+    if call is None:
+        return False
+    prompt = "\n".join(str(m.get("content") or "") for m in call.request.get("messages") or [])
+    pieces = [text.strip()[:ECHO_CHARS], *(ln.strip() for ln in text.splitlines())]
+    return any(len(p) >= ECHO_CHARS and p[:ECHO_CHARS] in prompt for p in pieces)
+
+
+def repeats_itself(text: str) -> bool:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    tokens = text.split()
+    return any(lines.count(ln) >= REPEATS for ln in set(lines)) or any(
+        tokens.count(t) >= 4 * REPEATS and len(t) < 4 for t in set(tokens)
+    )
+
+
 def text_flags(text: str, call: Call | None) -> list[str]:
-    """A ``<think>`` block shown, an English reply to a Chinese product, a reply cut at max_tokens."""
+    """A ``<think>`` block shown, an English reply to a Chinese product, a reply cut at max_tokens,
+    the prompt echoed back, a reply that loops."""
     flags = []
     if "<think>" in text or "</think>" in text:
         flags.append("think_shown")
@@ -76,6 +102,10 @@ def text_flags(text: str, call: Call | None) -> list[str]:
         flags.append("english")
     if call is not None and call.finish_reason == "length":
         flags.append("cut_at_max_tokens")
+    if echoes_prompt(text, call):
+        flags.append("echoes_prompt")
+    if repeats_itself(text):
+        flags.append("repeats_itself")
     return flags
 
 
@@ -100,3 +130,33 @@ def listing_numbers_unsupported(answer: Answer, question: str) -> list[str]:
 def role_messages(answer: Answer) -> list[Mapping[str, Any]]:
     """The advisor's role messages and discussion messages of one answer."""
     return [*(answer.data.get("roles") or []), *(answer.data.get("discussion") or [])]
+
+
+# -- measures the bench reports ----------------------------------------------------------------
+def pct(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def char_f1(pred: str, gold: str) -> float:
+    if not pred or not gold:
+        return 0.0
+    common = sum((Counter(pred) & Counter(gold)).values())
+    if not common:
+        return 0.0
+    p, r = common / len(pred), common / len(gold)
+    return round(2 * p * r / (p + r), 3)
+
+
+def condense_counts() -> dict[str, float]:
+    """``CONDENSE_CALLS{outcome}`` now: used / rejected / error."""
+    from zhiwen.metrics import CONDENSE_CALLS
+
+    return {
+        s.labels["outcome"]: s.value
+        for metric in CONDENSE_CALLS.collect()
+        for s in metric.samples
+        if s.name.endswith("_total")
+    }
