@@ -170,11 +170,13 @@ def compute_loan(
             total = first * months
             decrease = Decimal(0)
         else:
-            base = loan / months
-            first = base + loan * monthly_rate
-            last = base + base * monthly_rate
-            decrease = base * monthly_rate
-            total = loan + monthly_rate * loan * (months + 1) / 2
+            # one division per figure: the exact value is rational, and a sum of two rounded
+            # quotients can land just below a half cent (743.37499… for 743.375)
+            pct, per_month = to_decimal(rate), 1200 * months
+            first = loan * (1200 + pct * months) / per_month
+            last = loan * (1200 + pct) / per_month
+            decrease = loan * pct / per_month
+            total = loan + loan * pct * (months + 1) / 2400
         rows = _rows(loan, monthly_rate, months, method) if schedule != "none" else []
     return LoanResult(
         method=method,
