@@ -15,7 +15,7 @@ from zhiwen.appkit import conversation
 from zhiwen.appkit.app import AppContext, AskRequest
 from zhiwen.appkit.registry import load_apps
 
-from .checks import figures_not_in, role_messages
+from .checks import figures_not_in, repeats_itself, role_messages
 from .conftest import ensure_app
 from .recording import RecordingProxy
 
@@ -29,6 +29,12 @@ def advisor(ctx: AppContext, question: str, mode: str = "standard") -> Answer:
     return conversation.ask(load_apps().answerer("advisor"), request, ctx)
 
 
+# Known today with Gemma 3 270M (bench/bench_llm_paths.py, #31): a message that loops
+# (「1. 1. 1. …」, 「请用英文回答。」 × 20) or echoes the role's prompt has no wrong figure, so the
+# number check lets it through and it is shown as the role's message.
+LOOPS = pytest.mark.xfail(strict=False, reason="#31: a looping or echoed role message passes the check")
+
+
 def assert_no_new_figures(real: Answer, offline: Answer, question: str) -> None:
     templates = [str(m.get("content", "")) for m in role_messages(offline)]
     for i, message in enumerate(role_messages(real)):
@@ -36,10 +42,13 @@ def assert_no_new_figures(real: Answer, offline: Answer, question: str) -> None:
             assert message.get("fallback_reason"), "a templated message must say why the LLM's was not used"
             continue
         template = templates[i] if i < len(templates) else ""
-        extra = figures_not_in(str(message["content"]), [template, question])
-        assert not extra, f"{message.get('name')}: {extra} not in its template: {message['content']!r}"
+        text = str(message["content"])
+        extra = figures_not_in(text, [template, question])
+        assert not extra, f"{message.get('name')}: {extra} not in its template: {text!r}"
+        assert not repeats_itself(text), f"{message.get('name')} loops: {text[:200]!r}"
 
 
+@LOOPS
 @pytest.mark.parametrize("question", [LOAN, "买一套95㎡、480万的首套房，房东满二，契税多少？"])
 def test_advisor_shows_no_figure_the_tools_did_not_give(
     real_ctx: AppContext, offline_ctx: AppContext, question: str
@@ -51,6 +60,8 @@ def test_advisor_shows_no_figure_the_tools_did_not_give(
         assert "8,967.34" in real.answer or "8967.34" in real.answer
 
 
+@LOOPS
+@pytest.mark.timeout(1800)  # six role messages on a CPU model
 def test_discussion_mode_shows_no_figure_the_tools_did_not_give(
     real_ctx: AppContext, offline_ctx: AppContext
 ) -> None:
