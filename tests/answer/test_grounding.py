@@ -182,3 +182,23 @@ def test_every_reason_reads_as_chinese_everywhere() -> None:
     for code, label in GROUNDING_REASONS.items():
         assert reason_text(code) == label and f'{code}: "{label}"' in bubble
         assert extractive_note(code) == f"（{label}，以下内容直接摘自知识库）"
+
+
+# Gemma 3 270M's reply to 「契税法规定契税的纳税人是谁？」 (#31 bench): the prompt, [1] and all
+ECHO = (
+    "You are a domain expert in 知识库问答. 你是知识库问答方面的专家，回答准确、简洁、有条理。"
+    "只依据用户给出的上下文回答，不编造上下文之外的事实；引用时在句末用 [编号] 标注所依据的上下文；"
+    "上下文中没有答案时，直接说明知识库中没有相关信息。\n\nContext:\n[1] 中华人民共和国契税法\n"
+    "第十条 纳税人应当在依法办理土地、房屋权属登记手续前申报缴纳契税。"
+)
+
+
+def test_an_echoed_prompt_is_not_an_answer(
+    kb: KnowledgeBase, client: OpenAIChatClient, fake_llm: FakeOpenAI
+) -> None:
+    fake_llm.script(Reply(ECHO))
+    ans = answer_question(kb, QUESTION, llm=client)
+    assert not ans.llm_used and ans.extractive_reason == "llm_echoed_prompt"
+    # an answer that only uses the prompt's words is no echo
+    fake_llm.script(Reply("知识库中没有相关信息 [1]。"))
+    assert answer_question(kb, QUESTION, llm=client).llm_used

@@ -6,6 +6,8 @@ source — then judges it. A reply fails, with the reason the answer carries as
 ``extractive_reason`` (the answer is then the offline one, ``llm_used: false``), when
 
 ================================  ==================================================================
+``llm_echoed_prompt``             it repeats the prompt's instructions (Gemma 3 270M's most common
+                                  reply: the system prompt and the numbered context, ``[1]`` and all)
 ``llm_truncated``                 it stopped at ``max_tokens`` (``finish_reason == "length"``)
 ``llm_wrong_language``            a Chinese question got a reply that is mostly Latin letters
 ``llm_uncited``                   no valid ``[n]`` marker is left (a cited path: generic QA, recipes,
@@ -45,6 +47,7 @@ from zhiwen.llm.parse import strip_think
 
 #: every reason an LLM reply is not shown, with how a reader says it (see ``appkit.view``)
 GROUNDING_REASONS = {
+    "llm_echoed_prompt": "大模型复述了提示词，没有作答",
     "llm_uncited": "大模型回答没有标注引用来源",
     "llm_wrong_language": "大模型没有用中文回答",
     "llm_truncated": "大模型回答不完整",
@@ -61,6 +64,9 @@ _LATIN_WORD = re.compile(r"[A-Za-z]+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 #: a reply with fewer Latin letters than this is never "English" (「OK，见 [1]」)
 _MIN_LATIN = 12
+_CLAUSE_END = re.compile(r"[。；;！？!?\n]+")
+#: an instruction's clause this long, found verbatim in a reply, is the prompt echoed
+_ECHO_MIN_CHARS = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +112,16 @@ def drop_out_of_range(text: str, sources: int) -> tuple[str, tuple[int, ...]]:
     return _MARKER_GROUP.sub(keep, text), tuple(dropped)
 
 
+def echoes(reply: str, instructions: Iterable[str]) -> bool:
+    """Whether ``reply`` repeats a clause (≥ 12 characters) of the prompt's ``instructions``."""
+    for text in instructions:
+        for clause in _CLAUSE_END.split(text):
+            clause = clause.strip()
+            if len(clause) >= _ECHO_MIN_CHARS and clause in reply:
+                return True
+    return False
+
+
 def is_chinese(question: str) -> bool:
     """A question asked in Chinese: at least as many CJK characters as Latin words
     (「zhiwen index 怎么用」 is Chinese; 「What does 免签 mean?」 is not)."""
@@ -144,18 +160,22 @@ def check_answer(
     finish_reason: str | None = None,
     cite: bool = True,
     numbers: Sequence[float] | None = None,
+    instructions: Sequence[str] = (),
 ) -> Grounding:
     """Tidy an LLM reply and say whether it may be shown as grounded (see the module docstring).
 
     ``sources``: how many sources the answer shows (``[n]`` must be 1..sources); ``question``:
     what was asked (its language is the reply's); ``cite``: whether a ``[n]`` marker is required;
-    ``numbers``: when given, every figure must be one of them (:func:`number_facts`). An empty
-    reply (or one that was all reasoning) has ``reason`` ``"empty"``.
+    ``numbers``: when given, every figure must be one of them (:func:`number_facts`);
+    ``instructions``: the prompt's own text (not its facts), which a reply must not repeat. An
+    empty reply (or one that was all reasoning) has ``reason`` ``"empty"``.
     """
     tidy, dropped = drop_out_of_range(strip_think(text), sources)
     tidy = tidy.strip()
     if not tidy:
         return Grounding(tidy, "empty", dropped)
+    if echoes(tidy, instructions):
+        return Grounding(tidy, "llm_echoed_prompt", dropped)
     if finish_reason == "length":
         return Grounding(tidy, "llm_truncated", dropped)
     if question and is_chinese(question) and mostly_latin(tidy):
@@ -174,6 +194,7 @@ __all__ = [
     "Grounding",
     "check_answer",
     "drop_out_of_range",
+    "echoes",
     "is_chinese",
     "mostly_latin",
     "number_facts",

@@ -57,6 +57,13 @@ def question_of(messages: Sequence[Message]) -> str:
     return ""
 
 
+def instructions_of(messages: Sequence[Message]) -> list[str]:
+    """The prompt's own words (the system message, the answer instruction): a reply that repeats
+    them is an echo, not an answer (the context's passages are not among them)."""
+    system = [str(m.get("content") or "") for m in messages if m.get("role") == "system"]
+    return [*system, ANSWER_INSTRUCTION]
+
+
 def qa_messages(
     question: str,
     contexts: Sequence[tuple[str, str]],

@@ -44,7 +44,7 @@ from zhiwen.answer.extractive import (
 )
 from zhiwen.answer.grounding import GROUNDING_REASONS, Grounding, check_answer
 from zhiwen.answer.model import Answer, Citation
-from zhiwen.answer.prompts import qa_messages, question_of
+from zhiwen.answer.prompts import instructions_of, qa_messages, question_of
 from zhiwen.answer.relevance import floor_for
 from zhiwen.answer.stage import AnswerOptions, ExtractiveAnswer, answer_from_parents
 from zhiwen.config import Settings, get_settings
@@ -120,8 +120,14 @@ class AnswerPlan:
 
     def check(self, reply: str, finish_reason: str | None = None) -> Grounding:
         """The grounding check of an LLM reply to this plan (:func:`check_answer`)."""
-        question = question_of(self.messages or [])
-        return check_answer(reply, sources=len(self.sources), question=question, finish_reason=finish_reason)
+        messages = self.messages or []
+        return check_answer(
+            reply,
+            sources=len(self.sources),
+            question=question_of(messages),
+            finish_reason=finish_reason,
+            instructions=instructions_of(messages),
+        )
 
     def answer(self, text: str, *, llm_used: bool, reason: str | None) -> Answer:
         """The plan's answer with ``text``: its sources, route, parameters and verdict."""

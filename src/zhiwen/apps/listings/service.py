@@ -510,6 +510,7 @@ class ListingsService:
             finish_reason=reply.finish_reason,
             cite=False,
             numbers=facts,
+            instructions=[line for line in ADVISER_PROMPT.splitlines() if "{" not in line],
         )
 
 

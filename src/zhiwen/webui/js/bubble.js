@@ -14,6 +14,7 @@ const EXTRACTIVE_REASONS = {
   timeout: "大模型响应超时",
   busy: "大模型繁忙",
   breaker_open: "大模型连续失败，暂停调用",
+  llm_echoed_prompt: "大模型复述了提示词，没有作答",
   llm_uncited: "大模型回答没有标注引用来源",
   llm_wrong_language: "大模型没有用中文回答",
   llm_truncated: "大模型回答不完整",
