@@ -35,6 +35,16 @@ MODEL = os.environ.get("ZHIWEN_LLM_REAL_MODEL", "gemma-3-270m")
 SHARED = Path(os.environ.get("ZHIWEN_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
+#: a model on two shared CPU cores takes 10-100 s a call: the bounded stages get room to answer
+#: (else every classification, rewrite and condense call times out and only the fallback is seen)
+CPU_MODEL_ENV = {
+    "ZHIWEN_EMBEDDING__PROVIDER": "hash",
+    "ZHIWEN_CONVERSATION__CONDENSE_TIMEOUT_S": "30",
+    "ZHIWEN_POLICY__INTENT_CLASSIFIER_TIMEOUT": "120",
+    "ZHIWEN_POLICY__REWRITE_TIMEOUT": "120",
+}
+
+
 def _answers(base_url: str) -> bool:
     root = base_url.rstrip("/").removesuffix("/v1")
     for path in ("/health", "/v1/models"):
@@ -96,9 +106,9 @@ def real_home(tmp_path_factory: pytest.TempPathFactory, real_llm_url: str) -> It
     if not SHARED.is_dir():
         pytest.skip(f"shared data not found at {SHARED}")
     home = tmp_path_factory.mktemp("llm_real_home")
-    saved = {k: os.environ.get(k) for k in ("ZHIWEN_HOME", "ZHIWEN_EMBEDDING__PROVIDER")}
+    saved = {k: os.environ.get(k) for k in ("ZHIWEN_HOME", *CPU_MODEL_ENV)}
     os.environ["ZHIWEN_HOME"] = str(home)
-    os.environ["ZHIWEN_EMBEDDING__PROVIDER"] = "hash"
+    os.environ.update(CPU_MODEL_ENV)
     reset_settings_cache()
     yield home
     for key, value in saved.items():
