@@ -30,7 +30,7 @@ def test_breaker_opens_fails_fast_then_probes(serve: Callable[..., TestClient], 
     assert breaker["state"] == "open" and breaker["failures"] == 2
     assert 'zhiwen_breaker_state{endpoint="' in client.get("/metrics").text
 
-    fake_llm.default = Reply("好的，这是大模型的回答。")
+    fake_llm.default = Reply("好的，这是大模型的回答。[1]")  # cited, so the grounding check shows it
     time.sleep(1.1)  # the recovery time: one probe goes out, succeeds, the breaker closes
     data = client.post("/api/v1/qa", json=QUESTION).json()["data"]
     assert data["llm_used"] is True and fake_llm.calls == calls + 1
