@@ -3,7 +3,6 @@ before the vectors exist, and ``--wait`` fills them in the setup (hash embedder)
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,29 +10,17 @@ import pytest
 from advisor_questions import make_settings
 from typer.testing import CliRunner
 
+from support.setup_home import flat, fresh_home
 from zhiwen.apps.advisor.app import AdvisorApp
 from zhiwen.apps.advisor.tools import FAQ_KB, POLICY_KB
-from zhiwen.config import reset_settings_cache
-from zhiwen.kb import close_all, open_kb
+from zhiwen.kb import open_kb
 
 runner = CliRunner()
 
 
-def flat(text: str) -> str:
-    return re.sub(r"\s+", "", text)  # rich wraps long lines at the runner's 80 columns
-
-
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    home = tmp_path / "home"
-    monkeypatch.setenv("ZHIWEN_HOME", str(home))
-    monkeypatch.setenv("ZHIWEN_EMBEDDING__PROVIDER", "hash")
-    monkeypatch.delenv("ZHIWEN_LLM__BASE_URL", raising=False)
-    monkeypatch.chdir(tmp_path)
-    reset_settings_cache()
-    yield home
-    close_all()
-    reset_settings_cache()
+    yield from fresh_home(tmp_path, monkeypatch)
 
 
 def coverage(home: Path, name: str) -> float | None:

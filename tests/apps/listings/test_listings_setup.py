@@ -8,16 +8,16 @@ app's declaration (``KBSpec.vectors``, measured on the app's question set) unles
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from support.setup_home import flat, fresh_home
 from zhiwen.apps.listings import app
 from zhiwen.config import LLMSettings, Settings, reset_settings_cache
-from zhiwen.kb import close_all, open_kb
+from zhiwen.kb import open_kb
 
 SHARED = Path(
     os.environ.get("ZHIWEN_SHARED_DATA", Path(__file__).resolve().parents[3].parent / "shared" / "data")
@@ -27,10 +27,6 @@ SH_CSV = SHARED / "lianjia_ershoufang" / "ErshoufangSpider_sh.csv"
 
 def make_settings(home: Path) -> Settings:
     return Settings(home=home, llm=LLMSettings(base_url=None), embedding={"provider": "hash"}, _env_file=None)  # type: ignore[call-arg]
-
-
-def flat(text: str) -> str:
-    return re.sub(r"\s+", "", text)  # rich wraps long lines at the runner's 80 columns
 
 
 @pytest.fixture
@@ -46,16 +42,8 @@ def data(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    home = tmp_path / "home"
-    monkeypatch.setenv("ZHIWEN_HOME", str(home))
-    monkeypatch.setenv("ZHIWEN_EMBEDDING__PROVIDER", "hash")
-    monkeypatch.delenv("ZHIWEN_LLM__BASE_URL", raising=False)
     monkeypatch.delenv("ZHIWEN_LISTINGS__VECTORS", raising=False)
-    monkeypatch.chdir(tmp_path)
-    reset_settings_cache()
-    yield home
-    close_all()
-    reset_settings_cache()
+    yield from fresh_home(tmp_path, monkeypatch)
 
 
 def setup(*args: str) -> str:

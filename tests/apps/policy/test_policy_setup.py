@@ -6,7 +6,6 @@ lifespan hook the server runs) then fills the vectors, and ``--wait`` fills them
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,30 +14,17 @@ from fastapi.testclient import TestClient
 from policy_fixtures import make_settings
 from typer.testing import CliRunner
 
+from support.setup_home import flat, fresh_home
 from zhiwen.appkit.context import build_context
 from zhiwen.apps.policy import app
-from zhiwen.config import reset_settings_cache
-from zhiwen.kb import close_all, open_kb
+from zhiwen.kb import open_kb
 
 KBS = ("policy_visa", "policy_airline", "policy_general")
 
 
-def flat(text: str) -> str:
-    """The output without whitespace: rich wraps long lines at the runner's 80 columns."""
-    return re.sub(r"\s+", "", text)
-
-
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    home = tmp_path / "home"
-    monkeypatch.setenv("ZHIWEN_HOME", str(home))
-    monkeypatch.setenv("ZHIWEN_EMBEDDING__PROVIDER", "hash")
-    monkeypatch.delenv("ZHIWEN_LLM__BASE_URL", raising=False)
-    monkeypatch.chdir(tmp_path)
-    reset_settings_cache()
-    yield home
-    close_all()
-    reset_settings_cache()
+    yield from fresh_home(tmp_path, monkeypatch)
 
 
 def coverage(home: Path, name: str) -> float | None:

@@ -7,7 +7,6 @@ the setup, before any vector exists, and ``zhiwen serve``'s filler then complete
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,19 +15,16 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
+from support.setup_home import flat, fresh_home
 from zhiwen.apps.recipes import app
-from zhiwen.config import LLMSettings, Settings, reset_settings_cache
-from zhiwen.kb import close_all, open_kb
+from zhiwen.config import LLMSettings, Settings
+from zhiwen.kb import open_kb
 
 pytestmark = pytest.mark.shared_data
 SHARED = Path(
     os.environ.get("ZHIWEN_SHARED_DATA", Path(__file__).resolve().parents[3].parent / "shared" / "data")
 )
 DISHES = SHARED / "howtocook" / "dishes"
-
-
-def flat(text: str) -> str:
-    return re.sub(r"\s+", "", text)  # rich wraps long lines at the runner's 80 columns
 
 
 @pytest.fixture
@@ -43,15 +39,7 @@ def data(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    home = tmp_path / "home"
-    monkeypatch.setenv("ZHIWEN_HOME", str(home))
-    monkeypatch.setenv("ZHIWEN_EMBEDDING__PROVIDER", "hash")
-    monkeypatch.delenv("ZHIWEN_LLM__BASE_URL", raising=False)
-    monkeypatch.chdir(tmp_path)
-    reset_settings_cache()
-    yield home
-    close_all()
-    reset_settings_cache()
+    yield from fresh_home(tmp_path, monkeypatch)
 
 
 def settings_of(home: Path) -> Settings:
