@@ -34,6 +34,10 @@ class Standalone:
     replaced: str | None = None  # what in the question (or the earlier question) it replaced
     carried: dict[str, Any] = field(default_factory=dict)  # app slots (country, dish, filters …)
     llm_fallback: str | None = None  # why the LLM's rewrite was not taken (condense.rejection)
+    #: what the answerer keeps of the conversation after this turn (its state in the session,
+    #: stored by the conversation service): its follow-up hook sets it; answering may add what
+    #: only the answer knows (the advisor's roles)
+    state: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def changed(self) -> bool:
