@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from sse_starlette import EventSourceResponse
 
 from zhiwen.answer.events import collect_stream
-from zhiwen.appkit import Answer, AppContext, AppEvent, AskRequest, BaseApp, Citation, to_sse
+from zhiwen.appkit import Answer, AppContext, AppEvent, AskRequest, BaseApp, Citation, Standalone, to_sse
 from zhiwen.appkit.events import SERVER_BUSY_MESSAGE, error_event, sse_stream
 from zhiwen.appkit.qa import GENERIC_QA
 from zhiwen.config import Settings
@@ -160,7 +160,7 @@ class EchoApp(BaseApp):
     title = "回声"
     description = "原样回答"
 
-    def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
+    def answer(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Answer:
         chunk = Chunk(
             id="doc1#0", doc_id="doc1", text="引用的原文" * 100, title="文档一", metadata={"page": 3}
         )
@@ -218,7 +218,7 @@ def test_default_stream_is_sources_delta_done(ctx: AppContext) -> None:
 
 def test_default_stream_of_an_app_that_fails_ends_in_an_error_event(ctx: AppContext) -> None:
     class BrokenApp(EchoApp):
-        def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
+        def answer(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Answer:
             raise InvalidParameter(message="问题不能为空")
 
     frames = collect(BrokenApp().stream(AskRequest(question=""), ctx))

@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from zhiwen.api.app import create_app
-from zhiwen.appkit import Answer, AppContext, AskRequest, BaseApp, KBSpec
+from zhiwen.appkit import Answer, AppContext, AskRequest, BaseApp, KBSpec, Standalone
 from zhiwen.appkit import registry as registry_mod
 from zhiwen.appkit.app import Loader
 from zhiwen.appkit.registry import (
@@ -46,7 +46,7 @@ class ToyApp(BaseApp):
     description = "测试用的应用"
     kbs = (KBSpec("toy_kb", "玩具知识库"), KBSpec("toy_extra", "附加库", required=False))
 
-    def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
+    def answer(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Answer:
         return Answer(answer="玩具回答")
 
     def router(self) -> APIRouter:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from zhiwen.appkit import Answer, AppContext, AskRequest, BaseApp, KBSpec
+from zhiwen.appkit import Answer, AppContext, AskRequest, BaseApp, KBSpec, Standalone
 from zhiwen.appkit.registry import AppRegistry, load_apps, setup_command
 from zhiwen.config import reset_settings_cache
 from zhiwen.errors import KnowledgeBaseNotFound, kb_not_found, set_setup_hints, setup_hint
@@ -21,7 +21,7 @@ class TwoKBApp(BaseApp):
     title = "玩具"
     kbs = (KBSpec("toy_a", "甲"), KBSpec("toy_b", "乙"))
 
-    def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
+    def answer(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Answer:
         return Answer(answer="")
 
 

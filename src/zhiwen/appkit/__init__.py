@@ -1,7 +1,8 @@
 """What an app is built from: the app contract, its context, events, and the helpers apps share
 with the top layers (HTTP dependencies and envelope, console printing). It sits below the apps:
 apps and the API/CLI import it; it imports no app. The one answer and citation types come from
-the answer stage (:mod:`zhiwen.answer.model`).
+the answer stage (:mod:`zhiwen.answer.model`); a turn of a conversation is the conversation
+service's (:mod:`zhiwen.conversation.service`), which the app kit's ``BaseApp`` plugs into.
 """
 
 from zhiwen.answer.model import Answer, Citation
@@ -11,6 +12,7 @@ from zhiwen.appkit.app import (
     BaseApp,
     KBSpec,
     SetupReport,
+    Standalone,
 )
 from zhiwen.appkit.events import AppEvent, sse_stream, to_sse
 
@@ -23,6 +25,7 @@ __all__ = [
     "Citation",
     "KBSpec",
     "SetupReport",
+    "Standalone",
     "sse_stream",
     "to_sse",
 ]

@@ -1,9 +1,13 @@
 """The app contract: a domain app is one object the top layers (API, CLI) find in a registry.
 
 An app names the knowledge bases it needs, builds them from a data directory (``setup``),
-answers a question (``ask``, optionally ``stream``), and may add its own HTTP routes and CLI
-commands. Every app answers through the same :class:`AppContext`, so runtime settings (rerank,
-MMR, thresholds) and the LLM (or its absence) apply to every entry point alike.
+answers a question made standalone (``answer``, optionally ``answer_stream``), reads a follow-up
+in its conversation (``resolve``: the condenser by default, with the app's ``vocabulary``), and
+may add its own HTTP routes and CLI commands. ``ask`` / ``stream`` run one whole turn through
+the conversation service (:mod:`zhiwen.conversation.service`: the session read, the follow-up
+resolved once, the turn kept), as every interface does. Every app answers through the same
+:class:`AppContext`, so runtime settings (rerank, MMR, thresholds) and the LLM (or its absence)
+apply to every entry point alike.
 
 Apps are registered as Python entry points in the group ``zhiwen.apps`` (a third party can
 ``pip install`` one); :mod:`zhiwen.appkit.registry` loads them and fails loudly, with the app's
@@ -11,7 +15,7 @@ name, when one is broken.
 
 Example (a minimal app)::
 
-    from zhiwen.appkit import Answer, AppContext, AskRequest, BaseApp, Citation, KBSpec
+    from zhiwen.appkit import Answer, AppContext, AskRequest, BaseApp, Citation, KBSpec, Standalone
 
     class GlossaryApp(BaseApp):
         name = "glossary"
@@ -19,14 +23,15 @@ Example (a minimal app)::
         description = "公司术语问答"
         kbs = (KBSpec("glossary", "术语表知识库"),)
 
-        def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
+        def answer(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Answer:
             kb = ctx.open_kb(request.kb or "glossary")
-            result = ctx.pipeline.search(kb, request.question, top_k=3)
+            result = ctx.pipeline.search(kb, question.question, top_k=3)
             return Answer(answer=result.hits[0].chunk.text if result.hits else "未找到",
                           citations=[Citation.from_hit(h, kb=kb.name) for h in result.hits],
                           params=result.params)
 
     app = GlossaryApp()   # pyproject: [project.entry-points."zhiwen.apps"] glossary = "pkg:app"
+    app.ask(AskRequest(question="什么是 RAG"), ctx)   # one turn: resolved, answered, kept
 """
 
 from __future__ import annotations
@@ -34,18 +39,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, Field
 
 from zhiwen.answer.events import AppEvent, events_of
 from zhiwen.answer.model import Answer, Citation
 from zhiwen.config import Settings
+from zhiwen.conversation import service as conversation
+from zhiwen.conversation.model import Standalone
+from zhiwen.conversation.request import AskRequest
 
 if TYPE_CHECKING:
     import typer
     from fastapi import APIRouter
 
+    from zhiwen.conversation.vocabulary import Vocabulary
     from zhiwen.ingest import Corpus
     from zhiwen.kb import KnowledgeBase
     from zhiwen.llm.base import ChatModel
@@ -81,19 +90,6 @@ class ChatTurn(BaseModel):
 
     role: Literal["system", "developer", "user", "assistant", "tool"] = Field(description="角色")
     content: Annotated[str, AfterValidator(_cut)] = Field("", description="文本（过长的部分不读取）")
-
-
-class AskRequest(BaseModel):
-    """A question to an app, with the conversation so far (OpenAI message format)."""
-
-    question: str
-    history: list[dict[str, Any]] = Field(default_factory=list)
-    session_id: str | None = None
-    #: who asks (a fingerprint of the API key; "" without keys): sessions are bound to it
-    caller: str = ""
-    kb: str | None = None  # None: the app's own default KB
-    top_k: int | None = None
-    options: dict[str, Any] = Field(default_factory=dict)  # app-specific (mode, as_of, …)
 
 
 class SetupReport(BaseModel):
@@ -157,21 +153,6 @@ class OpenedOnce:
         return kb
 
 
-class Conversation(Protocol):
-    """A stored conversation: what its user said, oldest first."""
-
-    def user_texts(self) -> list[str]: ...
-
-
-class ConversationStore(Protocol):
-    """Where an app keeps conversations by session id and caller (the advisor's facts per chat):
-    a session is bound to its caller (:attr:`AskRequest.caller`), another caller cannot see it."""
-
-    def peek(self, session_id: str, caller: str = "") -> Conversation | None: ...
-
-    def drop(self, session_id: str, caller: str = "") -> None: ...
-
-
 EventText = Callable[[AppEvent], str]  # one stream event → the text it adds to the answer
 
 
@@ -185,8 +166,10 @@ class BaseApp:
 
     The hooks the interfaces read are declared here, so no interface names an app:
     ``options_model`` (the app's own request options, validated by the OpenAI front door),
-    ``sessions`` (a :class:`ConversationStore`, or None), ``event_text`` (how the app's own stream
-    events read as plain text) and ``render`` (its terminal view).
+    ``resolve`` (how a follow-up is read in its conversation; its state is kept in the session
+    under ``session_key``), ``event_text`` (how the app's own stream events read as plain text)
+    and ``render`` (its terminal view). It fulfils the conversation service's
+    :class:`~zhiwen.conversation.service.Answerer`.
     """
 
     name: ClassVar[str] = ""
@@ -206,9 +189,9 @@ class BaseApp:
         return self.name
 
     @property
-    def sessions(self) -> ConversationStore | None:
-        """The app's conversation store (None: it keeps no state between questions)."""
-        return None
+    def session_key(self) -> str:
+        """The key this app's state is kept under in a session."""
+        return self.name
 
     def formats(self) -> Mapping[str, Loader]:
         """Ingest formats this app adds to ``zhiwen index --format``."""
@@ -230,13 +213,35 @@ class BaseApp:
         :func:`zhiwen.appkit.setup.run_setup` does it for a list of KBs."""
         raise NotImplementedError(f"app {self.name} has no setup")
 
+    # -- a turn of a conversation -----------------------------------------------------------------
+    def vocabulary(self, request: AskRequest, ctx: AppContext) -> Vocabulary | None:
+        """The entities a follow-up may name or point back to (the default hook's): none."""
+        return None
+
+    def resolve(self, request: AskRequest, state: Mapping[str, Any], ctx: AppContext) -> Standalone:
+        """The follow-up hook (:class:`~zhiwen.conversation.service.FollowUps`), once per turn:
+        by default the condenser over ``request.history`` with :meth:`vocabulary`; the app keeps
+        no state. An app that carries its own (constraints, facts) reads ``state`` and returns
+        the new one in ``Standalone.state``."""
+        return conversation.condensed(request.history, request.question, ctx, self.vocabulary(request, ctx))
+
+    def answer(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Answer:
+        """The answer to ``question`` (the turn's question as :meth:`resolve` read it)."""
+        raise NotImplementedError(f"app {self.name} has no answer")
+
+    def answer_stream(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Iterator[AppEvent]:
+        """Events of one answer: ``sources``, ``delta`` …, ``done``. Default: from :meth:`answer`
+        (run when the stream is read, so its errors become the stream's in-band error)."""
+        yield from events_of(self.answer(request, question, ctx))
+
     def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
-        raise NotImplementedError
+        """One turn through the conversation service: the session's history in (when the
+        request names a session), the follow-up resolved, the answer, the turn kept."""
+        return conversation.ask(self, request, ctx)
 
     def stream(self, request: AskRequest, ctx: AppContext) -> Iterator[AppEvent]:
-        """Events of one answer: ``sources``, ``delta`` …, ``done``. Default: from :meth:`ask`
-        (run when the stream is read, so its errors become the stream's in-band error)."""
-        yield from events_of(self.ask(request, ctx))
+        """:meth:`ask` as events (the turn is kept when the stream closes with its answer)."""
+        return conversation.stream(self, request, ctx)
 
     def event_text(self) -> EventText:
         """A fresh renderer of this app's stream events as text, for one answer (it may keep
@@ -259,4 +264,14 @@ class BaseApp:
         return f"<app {self.name}>"
 
 
-__all__ = ["Answer", "AppContext", "AppEvent", "AskRequest", "BaseApp", "Citation", "KBSpec", "SetupReport"]
+__all__ = [
+    "Answer",
+    "AppContext",
+    "AppEvent",
+    "AskRequest",
+    "BaseApp",
+    "Citation",
+    "KBSpec",
+    "SetupReport",
+    "Standalone",
+]

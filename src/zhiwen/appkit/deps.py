@@ -7,7 +7,7 @@
   naming the command that builds it: :func:`zhiwen.errors.kb_not_found`) for an unknown name.
   Tests override this dependency to inject a fake KB.
 * :func:`app_dependency` — an app's routes get their app; :func:`app_set_up` also refuses (404,
-  naming the setup command) while none of the app's KBs is built.
+  naming the setup command) while a KB the app requires is not built.
 * :func:`get_kb` — dependency for routes with a ``{kb}`` path (or ``?kb=`` query) parameter.
 * :func:`get_access` — who calls and what they may do (:class:`Access`): the one authentication
   dependency, applied to every router but ``/healthz`` and the web UI. Once a key or the admin
@@ -50,6 +50,7 @@ from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 from starlette.concurrency import run_in_threadpool
 
+from zhiwen.appkit.registry import HomeKBs
 from zhiwen.config import KeySpec, Settings, get_settings
 from zhiwen.errors import Forbidden, KnowledgeBaseNotFound, Unauthorized
 
@@ -90,21 +91,13 @@ _NAME_RE = re.compile(_NAME_PATTERN)
 KBName = Annotated[str, Field(pattern=_NAME_PATTERN)]
 
 
-class KBRegistry:
+class KBRegistry(HomeKBs):
     """The knowledge bases this app serves (``settings.home``), opened on demand.
 
     :func:`zhiwen.kb.open_kb` already shares one thread-safe instance per KB and process and
     re-opens it when ``kb.json`` changed on disk (``zhiwen index`` while the server runs), so
     this is a thin, overridable seam: tests replace it with fakes.
     """
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-
-    def names(self) -> list[str]:
-        from zhiwen.kb import list_kbs
-
-        return list_kbs(self.settings)
 
     def get(self, name: str) -> KnowledgeBase:
         """Open ``name``; unknown → :class:`KnowledgeBaseNotFound` (404 / 3004)."""
@@ -186,18 +179,13 @@ def app_dependency(name: str) -> Callable[[Request], BaseApp]:
 
 
 def app_set_up(name: str) -> Callable[[Request], BaseApp]:
-    """:func:`app_dependency`, refusing an app not set up: when none of its required KBs is built
-    yet, 404 / 3004 naming its setup (``请先运行 zhiwen policy setup ../shared/data``, and
-    ``data.extra.setup_command``). One KB of several missing is the app's to handle: it answers
-    from the others and says which is missing (the message names the setup too)."""
+    """:func:`app_dependency`, refusing an app that is not ready — a KB it marks required is not
+    built (:meth:`~zhiwen.appkit.registry.AppRegistry.ready`, as REST, ``/v1`` and the CLI):
+    404 / 3004 naming its setup (``请先运行 zhiwen policy setup ../shared/data``, and
+    ``data.extra.setup_command``)."""
 
     def the_app(request: Request) -> BaseApp:
-        apps = get_apps(request)
-        app = apps[name]
-        required = [spec.name for spec in app.kbs if spec.required]
-        if required and not set(required) & set(get_kb_registry(request).names()):
-            raise apps.not_set_up(app, required)
-        return app
+        return get_apps(request).ready(name, get_kb_registry(request)).answerer
 
     return the_app
 

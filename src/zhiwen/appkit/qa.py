@@ -1,8 +1,9 @@
 """Generic QA as an answerer: any KB that no app claims is answered by the engine's answer stage.
 
-:class:`GenericQA` has the app contract's ``ask``/``stream``, so the interfaces treat it like an
-app: :meth:`zhiwen.appkit.registry.AppRegistry.answerer` hands it out for a KB without an app,
-and REST, the OpenAI front door and the CLI call it without choosing. ``answer.answerable``
+:class:`GenericQA` fulfils the app contract (its follow-up hook is the condenser over the KB's
+titles, ``answer``/``answer_stream`` the engine's), so the interfaces treat it like an app:
+:meth:`zhiwen.appkit.registry.AppRegistry.answering` hands it out for a KB without an app, and
+REST, the OpenAI front door and the CLI run its turns through the conversation service. ``answer.answerable``
 says whether the sources passed the KB's relevance floor; the stream's ``done`` event carries the
 same :class:`~zhiwen.answer.model.Answer`.
 
@@ -20,9 +21,8 @@ from collections.abc import Iterator
 from zhiwen.answer.events import AppEvent
 from zhiwen.answer.model import Answer
 from zhiwen.answer.qa import DEFAULT_TOP_K, answer_question, stream_question
-from zhiwen.appkit.app import AppContext, AskRequest, BaseApp
-from zhiwen.appkit.conversation import standalone, with_standalone
-from zhiwen.conversation.vocabulary import kb_vocabulary
+from zhiwen.appkit.app import AppContext, AskRequest, BaseApp, Standalone
+from zhiwen.conversation.vocabulary import Vocabulary, kb_vocabulary
 from zhiwen.errors import InvalidParameter
 
 
@@ -43,19 +43,19 @@ class GenericQA(BaseApp):
     def app_name(self) -> str | None:
         return None  # not an app: interfaces report no app
 
-    def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
-        kb = ctx.open_kb(_kb_name(request))
-        question = standalone(request, ctx, kb_vocabulary(kb))
-        top_k = request.top_k or DEFAULT_TOP_K
-        answer = answer_question(kb, question.question, top_k=top_k, llm=ctx.llm, pipeline=ctx.pipeline)
-        return answer.model_copy(update={"standalone_question": question.question})
+    def vocabulary(self, request: AskRequest, ctx: AppContext) -> Vocabulary:
+        """The KB's document titles: what a follow-up names or points back to."""
+        return kb_vocabulary(ctx.open_kb(_kb_name(request)))
 
-    def stream(self, request: AskRequest, ctx: AppContext) -> Iterator[AppEvent]:
+    def answer(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Answer:
         kb = ctx.open_kb(_kb_name(request))
-        question = standalone(request, ctx, kb_vocabulary(kb))
         top_k = request.top_k or DEFAULT_TOP_K
-        events = stream_question(kb, question.question, top_k=top_k, llm=ctx.llm, pipeline=ctx.pipeline)
-        return with_standalone(events, question.question)
+        return answer_question(kb, question.question, top_k=top_k, llm=ctx.llm, pipeline=ctx.pipeline)
+
+    def answer_stream(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Iterator[AppEvent]:
+        kb = ctx.open_kb(_kb_name(request))
+        top_k = request.top_k or DEFAULT_TOP_K
+        return stream_question(kb, question.question, top_k=top_k, llm=ctx.llm, pipeline=ctx.pipeline)
 
 
 #: the one generic answerer (it holds no state)

@@ -17,6 +17,9 @@ Example::
     >>> registry.for_kb("recipes").title       # the app that answers a KB whose kb.json says app=recipes
     >>> registry.answerer(None).name             # a KB no app claims: generic QA
     'qa'
+    >>> who = registry.answering("policy", HomeKBs(settings))   # an app (or a KB): who answers it
+    >>> who.answerer.name, who.ready, who.missing               # before its setup
+    ('policy', False, ('policy_visa', 'policy_airline', 'policy_general'))
     >>> registry.setup_hint("policy_visa").command   # how a missing KB is built
     'zhiwen policy setup ../shared/data'
 """
@@ -25,15 +28,17 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Literal, Protocol
 
 from zhiwen.appkit.app import BaseApp, Loader
 from zhiwen.appkit.qa import GENERIC_QA
-from zhiwen.errors import KnowledgeBaseNotFound, SetupHint, index_hint, set_setup_hints
+from zhiwen.config import Settings
+from zhiwen.errors import KnowledgeBaseNotFound, SetupHint, index_hint, kb_not_found, set_setup_hints
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +51,57 @@ SETUP_DATA = "../shared/data"
 def setup_command(app: BaseApp) -> str:
     """``zhiwen policy setup ../shared/data``: the command that builds ``app``'s KBs."""
     return f"zhiwen {app.name} setup {SETUP_DATA}"
+
+
+class KBDirectory(Protocol):
+    """What choosing an answerer needs of a home's KBs: which exist, and the app each names."""
+
+    def names(self) -> Collection[str]: ...
+
+    def app_of(self, name: str) -> str | None: ...
+
+
+class HomeKBs:
+    """The KBs under ``settings.home``: their names, and the app each ``kb.json`` names (read,
+    not opened: no index is loaded to choose who answers)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def names(self) -> list[str]:
+        from zhiwen.kb import list_kbs
+
+        return list_kbs(self.settings)
+
+    def app_of(self, name: str) -> str | None:
+        from zhiwen.kb.config import load_config
+
+        try:
+            return load_config(self.settings.kb_root / name, name).app
+        except Exception as exc:  # a broken kb.json: generic QA answers, opening it will say why
+            log.debug("cannot read kb.json of %s: %s", name, exc)
+            return None
+
+
+@dataclass(frozen=True, slots=True)
+class Answering:
+    """Who answers a name (a KB or an app's own name), over what, and whether it is ready.
+
+    ``kb`` is the KB asked for (None: an app over its own KBs). ``missing`` are the KBs the
+    answering app marks ``required`` that are not built: an app is ready when none is.
+    """
+
+    answerer: BaseApp
+    kb: str | None
+    missing: tuple[str, ...] = ()
+
+    @property
+    def ready(self) -> bool:
+        return not self.missing
+
+    @property
+    def kind(self) -> Literal["app", "kb"]:
+        return "app" if self.kb is None else "kb"
 
 
 class AppLoadError(RuntimeError):
@@ -102,9 +158,37 @@ class AppRegistry(Mapping[str, BaseApp]):
     def answerer(self, kb_app: str | None) -> BaseApp:
         """Who answers a KB whose ``kb.json`` names ``kb_app``: that app, else generic QA.
 
-        The one place that chooses: REST, the OpenAI front door and the CLI ask the answerer.
+        Interfaces ask :meth:`answering`, which chooses through this.
         """
         return self.for_kb(kb_app) or GENERIC_QA
+
+    def answering(self, name: str, kbs: KBDirectory) -> Answering | None:
+        """Who answers ``name`` and whether it is ready — the one answer REST, the OpenAI front
+        door and the CLI give: an app's own name is that app over its KBs; a KB is answered by
+        the app its ``kb.json`` names (else generic QA); a KB an app declares but its setup has
+        not built is that app, not ready. None: nothing of that name, built or declared."""
+        built = set(kbs.names())
+        if name in self._apps:
+            app, kb = self._apps[name], None
+        elif name in built:
+            app, kb = self.answerer(kbs.app_of(name)), name
+        else:
+            owner = self.owner(name)
+            if owner is None:
+                return None
+            app, kb = owner, name
+        missing = tuple(s.name for s in app.kbs if s.required and s.name not in built)
+        return Answering(app, kb, missing)
+
+    def ready(self, name: str, kbs: KBDirectory) -> Answering:
+        """:meth:`answering`, refused when it cannot answer: 404 / 3004 naming the command that
+        builds what is missing (:meth:`not_set_up`, or ``zhiwen index`` for an unknown KB)."""
+        who = self.answering(name, kbs)
+        if who is None:
+            raise kb_not_found(name)
+        if not who.ready:
+            raise self.not_set_up(who.answerer, who.missing)
+        return who
 
     def owner(self, kb: str) -> BaseApp | None:
         """The app that declares a KB named ``kb`` (its setup builds it), or None."""
