@@ -380,7 +380,7 @@ def _vocabulary(b: Bench, app: str, kb_name: str | None) -> Any:
     from zhiwen.conversation.vocabulary import kb_vocabulary
 
     if app == "policy":
-        from zhiwen.apps.policy.service import country_vocabulary
+        from zhiwen.apps.policy.followup import country_vocabulary
 
         return country_vocabulary()
     kb = b.ctx.open_kb(kb_name or app)

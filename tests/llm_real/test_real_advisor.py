@@ -87,7 +87,7 @@ def test_tool_loop_text_carries_only_tool_figures(real_ctx: AppContext) -> None:
 
 def test_condense_keeps_the_question_or_falls_back(real_ctx: AppContext) -> None:
     from zhiwen.appkit.conversation import standalone_of
-    from zhiwen.apps.policy.service import country_vocabulary
+    from zhiwen.apps.policy.followup import country_vocabulary
 
     from .checks import condense_counts
 

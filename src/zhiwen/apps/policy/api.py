@@ -1,6 +1,8 @@
 """``POST /api/v1/policy/ask`` — seed 001's policy QA inside the ``{code, message, data}`` envelope.
 
-Request ``{"question": str, "top_n": 20, "as_of": "2026-01-15", "stream": false}``. Response::
+Request ``{"question": str, "top_n": 20, "as_of": "2026-01-15", "stream": false}``, optionally with
+the conversation so far (``history``) or a ``session_id`` (kept by the server, returned as sent).
+Response::
 
     {"code": 0, "message": "success",
      "data": {"answer": "【免签政策表】\\n塞尔维亚（Serbia）：免签停留 30 天…[1]…",
@@ -9,7 +11,8 @@ Request ``{"question": str, "top_n": 20, "as_of": "2026-01-15", "stream": false}
               "sources": [{"kb": "policy_visa", "id": "country/RS#0", "title": "…", "text": "…",
                            "score": 0.91, "rerank_score": null, "metadata": {…}}],
               "llm_used": false, "extractive_reason": "no_llm", "as_of": "2026-01-15",
-              "timings_ms": {"classify": 1.2, "rewrite": 0.1, "retrieve": 40.5, "answer": 0.4, …}}}
+              "timings_ms": {"classify": 1.2, "rewrite": 0.1, "retrieve": 40.5, "answer": 0.4, …},
+              "session_id": null}}
 
 With ``"stream": true`` the answer comes as server-sent events: ``meta`` (intent, rewritten
 question, strategy, fallback_reason), ``sources``, ``delta`` (``{"text": …}``, repeated), ``done``
@@ -31,11 +34,12 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.appkit import AppContext, AskRequest, Citation, conversation
+from zhiwen.appkit import AppContext, AskRequest, Citation
 from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, BaseApp, ChatTurn
 from zhiwen.appkit.deps import Question, app_set_up, get_app_context, get_caller
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
+from zhiwen.conversation import service as conversation
 from zhiwen.validation import Day
 
 from .service import APP, check_top_n
@@ -92,6 +96,7 @@ class PolicyAskData(BaseModel):
     classification: dict[str, Any] = Field(default_factory=dict)
     kb_errors: dict[str, str] = Field(default_factory=dict)
     timings_ms: dict[str, float] = Field(default_factory=dict)
+    session_id: str | None = Field(None, description="会话 ID（请求带了 session_id 时原样返回）")
 
 
 @router.post(
@@ -119,4 +124,4 @@ async def policy_ask(
         events = await run_in_threadpool(conversation.stream, app, request, ctx)
         return EventSourceResponse(sse_stream(events, log=log), ping=15)
     answer = await run_in_threadpool(conversation.ask, app, request, ctx)
-    return ok(answer.data)
+    return ok({**answer.data, "session_id": answer.session_id})

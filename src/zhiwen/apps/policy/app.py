@@ -1,7 +1,8 @@
 """The policy QA app object (seed 001): visa-free, airline/crew and general statutes.
 
 ``setup(DATA_DIR)`` builds the KBs the mapping (``data/kbs.toml`` or ``ZHIWEN_POLICY__KB_CONFIG``)
-describes; ``ask`` runs intent → rewrite → dual/single retrieval → answer (see :mod:`.service`).
+describes; a turn reads a follow-up with the countries' names (:mod:`.followup`), then ``answer``
+runs intent → rewrite → dual/single retrieval → answer (see :mod:`.service`).
 
 Example::
 
@@ -16,14 +17,14 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-from zhiwen.appkit import Answer, AppContext, AppEvent, AskRequest, BaseApp, KBSpec, SetupReport
+from zhiwen.appkit import Answer, AppContext, AppEvent, AskRequest, BaseApp, KBSpec, SetupReport, Standalone
 from zhiwen.errors import IngestError
 
 from .corpus import build_corpus
@@ -88,21 +89,27 @@ class PolicyApp(BaseApp):
 
         return KBBuild(spec, load, vectors=vectors)
 
-    def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
+    def resolve(self, request: AskRequest, state: Mapping[str, Any], ctx: AppContext) -> Standalone:
+        """The condenser with every country's names; the last question rides along for the
+        intent a follow-up keeps (:mod:`.followup`)."""
+        from .followup import follow_up
+
+        return follow_up(request.question, request.history, ctx)
+
+    def answer(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Answer:
         """Options: ``top_n`` (default ``rerank_top_n``), ``as_of`` (ISO date, default today)."""
         from .service import ask_policy
 
         top_n = request.options.get("top_n", request.top_k)
         as_of = request.options.get("as_of")
-        result = ask_policy(request.question, ctx, top_n=top_n, as_of=as_of, history=request.history)
-        return result.to_answer()
+        return ask_policy(request.question, ctx, top_n=top_n, as_of=as_of, standalone=question).to_answer()
 
-    def stream(self, request: AskRequest, ctx: AppContext) -> Iterator[AppEvent]:
+    def answer_stream(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Iterator[AppEvent]:
         from .service import stream_policy
 
         top_n = request.options.get("top_n", request.top_k)
         as_of = request.options.get("as_of")
-        return stream_policy(request.question, ctx, top_n=top_n, as_of=as_of, history=request.history)
+        return stream_policy(request.question, ctx, top_n=top_n, as_of=as_of, standalone=question)
 
     def render(self, answer: Answer) -> bool:
         from .cli import render

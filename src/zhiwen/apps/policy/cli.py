@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from zhiwen.appkit.app import BaseApp
+from zhiwen.appkit.app import AskRequest, BaseApp
 from zhiwen.appkit.console import console, print_json, require_question, run_cli, snippet
 from zhiwen.appkit.context import build_context
 from zhiwen.appkit.setup import WAIT_HELP, print_setup
@@ -123,14 +123,20 @@ def commands(app: BaseApp) -> typer.Typer:
         json_output: bool = typer.Option(
             False, "--json", help="输出 JSON（即 POST /api/v1/policy/ask 的 data）"
         ),
+        session: str | None = typer.Option(
+            None,
+            "--session",
+            help="会话 ID：同一会话的追问（如「那西班牙呢？」）结合之前的问答理解，跨多次运行保存",
+        ),
     ) -> None:
         """政策问答：免签、机组人员出入境与相关法规。"""
-        from .service import ask_policy
-
-        result = ask_policy(require_question(question), build_context(), top_n=top_n, as_of=as_of)
+        options = {"top_n": top_n, "as_of": as_of}
+        request = AskRequest(question=require_question(question), session_id=session, options=options)
+        answer = app.ask(request, build_context())
+        data = {**answer.data, "session_id": answer.session_id}
         if json_output:
-            print_json(result.data())
+            print_json(data)
         else:
-            render(result.data())
+            render(data)
 
     return group

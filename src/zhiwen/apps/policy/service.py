@@ -28,9 +28,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from pydantic_core import PydanticCustomError
@@ -39,16 +38,14 @@ from zhiwen.answer.events import AppEvent
 from zhiwen.answer.model import Answer, Citation
 from zhiwen.answer.qa import AnswerPlan, execute, execute_stream
 from zhiwen.appkit.app import AppContext
-from zhiwen.appkit.conversation import standalone_of
-from zhiwen.conversation.model import user_questions
-from zhiwen.conversation.vocabulary import Vocabulary
+from zhiwen.conversation.model import Standalone
 from zhiwen.errors import InvalidParameter, ZhiwenError, kb_not_found
 from zhiwen.understand.classify import Classification
 from zhiwen.validation import parse_day
 
 from . import answer as compose
 from .countries import Country, default_gazetteer
-from .intent import classify
+from .followup import conversation_intent, follow_up
 from .kbconfig import SPECIALIST_INTENTS, PolicyKBConfig, load_kb_config
 from .metrics import POLICY_FALLBACKS, POLICY_QUESTIONS
 from .retrieval import RetrievalOutcome, dual_retrieve, single_retrieve
@@ -202,28 +199,6 @@ def _fallback(reason: str | None, new: str) -> str:
     return reason
 
 
-@lru_cache(maxsize=1)
-def country_vocabulary() -> Vocabulary:
-    """Every name of every country (kind ``country``): a follow-up's 「那西班牙呢」 swaps one."""
-    return Vocabulary({name: "country" for c in default_gazetteer() for name in c.names})
-
-
-def conversation_intent(
-    question: str, history: Sequence[Mapping[str, Any]], ctx: AppContext, settings: PolicySettings
-) -> tuple[Classification, str | None]:
-    """The question's intent; a follow-up that names none (「需要什么材料？」) keeps the intent
-    of the conversation's last question."""
-    classification, fallback = classify(question, ctx, settings)
-    earlier = user_questions(history)
-    if classification.label != "other" or fallback or not earlier:
-        return classification, fallback
-    previous, _ = classify(earlier[-1], ctx, settings)
-    if previous.label in SPECIALIST_INTENTS:
-        log.info("[智能路由] 追问沿用上一轮的意图: %s", previous.label)
-        return replace(previous, method="conversation"), None
-    return classification, fallback
-
-
 def prepare(
     question: str,
     ctx: AppContext,
@@ -232,8 +207,12 @@ def prepare(
     as_of: Any = None,
     settings: PolicySettings | None = None,
     history: Sequence[Mapping[str, Any]] = (),
+    standalone: Standalone | None = None,
 ) -> Prepared:
-    """Follow-up → intent → rewrite → retrieval → sources and notes (no LLM answer yet)."""
+    """Follow-up → intent → rewrite → retrieval → sources and notes (no LLM answer yet).
+
+    ``standalone``: the question as the follow-up hook already read it (the conversation
+    service's turn); without it, ``question`` is read after ``history`` here."""
     settings = settings or policy_settings(ctx.settings)
     question = (question or "").strip()
     if not question:
@@ -243,8 +222,9 @@ def prepare(
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     cfg = kb_config(settings)
-    question = standalone_of(history, question, ctx, country_vocabulary()).question
-    classification, fallback = conversation_intent(question, history, ctx, settings)
+    found = standalone or follow_up(question, history, ctx)
+    question = found.question
+    classification, fallback = conversation_intent(question, found.carried.get("previous"), ctx, settings)
     if fallback:
         POLICY_FALLBACKS.labels(reason=fallback).inc()
         log.warning("[智能路由] 降级为单问题检索，原因: %s", fallback)
@@ -371,10 +351,13 @@ def ask_policy(
     as_of: Any = None,
     settings: PolicySettings | None = None,
     history: Sequence[Mapping[str, Any]] = (),
+    standalone: Standalone | None = None,
 ) -> PolicyResult:
     """The whole pipeline, one answer (an LLM failure never raises: the answer is extractive)."""
     settings = settings or policy_settings(ctx.settings)
-    p = prepare(question, ctx, top_n=top_n, as_of=as_of, settings=settings, history=history)
+    p = prepare(
+        question, ctx, top_n=top_n, as_of=as_of, settings=settings, history=history, standalone=standalone
+    )
     t = time.perf_counter()
     result = execute(answer_plan(p, settings), ctx.llm, timeout_s=settings.answer_timeout)
     text = compose.append_missing_notes(result.answer, p.rows, p.notes) if result.llm_used else result.answer
@@ -391,10 +374,13 @@ def stream_policy(
     as_of: Any = None,
     settings: PolicySettings | None = None,
     history: Sequence[Mapping[str, Any]] = (),
+    standalone: Standalone | None = None,
 ) -> Iterator[AppEvent]:
     """Events: ``meta`` (intent, rewrite, strategy), ``sources``, ``delta`` …, ``done`` (the rest)."""
     settings = settings or policy_settings(ctx.settings)
-    p = prepare(question, ctx, top_n=top_n, as_of=as_of, settings=settings, history=history)
+    p = prepare(
+        question, ctx, top_n=top_n, as_of=as_of, settings=settings, history=history, standalone=standalone
+    )
     yield AppEvent("meta", p.meta())
     yield AppEvent.sources(p.sources, {"sources": [citation_dict(c, p.general_kbs) for c in p.sources]})
     t = time.perf_counter()

@@ -5,7 +5,7 @@ Example::
     >>> from zhiwen.apps.recipes import app
     >>> ctx = build_context()
     >>> app.setup(Path("../shared/data"), ctx)            # builds the KB "recipes"
-    >>> app.ask(AskRequest(question="番茄炒蛋怎么做"), ctx).route
+    >>> app.ask(AskRequest(question="番茄炒蛋怎么做"), ctx).route       # one turn (conversation service)
     'detail'
 """
 
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import typer
 
-from zhiwen.appkit import Answer, AppContext, AppEvent, AskRequest, BaseApp, KBSpec, SetupReport
+from zhiwen.appkit import Answer, AppContext, AppEvent, AskRequest, BaseApp, KBSpec, SetupReport, Standalone
 from zhiwen.appkit.app import Loader
-from zhiwen.appkit.conversation import standalone, with_standalone
+from zhiwen.conversation.vocabulary import Vocabulary
 from zhiwen.errors import IngestError
 
 from .ingest import FORMAT, load_howtocook, sniff_howtocook
@@ -65,18 +65,17 @@ class RecipesApp(BaseApp):
     def _kb(self, request: AskRequest, ctx: AppContext) -> str:
         return request.kb or self.kbs[0].name
 
-    def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
-        """The dish stays the topic of a conversation (「要炖多久？」); 「那糖醋排骨呢？」 switches."""
-        kb = ctx.open_kb(self._kb(request, ctx))
-        question = standalone(request, ctx, dish_vocabulary(kb)).question
-        answer = answer_recipe(kb, question, top_k=request.top_k, llm=ctx.llm, pipeline=ctx.pipeline)
-        return answer.model_copy(update={"standalone_question": question})
+    def vocabulary(self, request: AskRequest, ctx: AppContext) -> Vocabulary:
+        """The dishes: one stays the topic of a conversation (「要炖多久？」); 「那糖醋排骨呢？」 switches."""
+        return dish_vocabulary(ctx.open_kb(self._kb(request, ctx)))
 
-    def stream(self, request: AskRequest, ctx: AppContext) -> Iterator[AppEvent]:
+    def answer(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Answer:
         kb = ctx.open_kb(self._kb(request, ctx))
-        question = standalone(request, ctx, dish_vocabulary(kb)).question
-        events = stream_recipe(kb, question, top_k=request.top_k, llm=ctx.llm, pipeline=ctx.pipeline)
-        return with_standalone(events, question)
+        return answer_recipe(kb, question.question, top_k=request.top_k, llm=ctx.llm, pipeline=ctx.pipeline)
+
+    def answer_stream(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Iterator[AppEvent]:
+        kb = ctx.open_kb(self._kb(request, ctx))
+        return stream_recipe(kb, question.question, top_k=request.top_k, llm=ctx.llm, pipeline=ctx.pipeline)
 
     def cli(self) -> typer.Typer | None:
         from .cli import commands

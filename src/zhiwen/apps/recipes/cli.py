@@ -43,9 +43,15 @@ def commands(app: BaseApp) -> typer.Typer:
         kb: str | None = typer.Option(None, "--kb", help="菜谱知识库（默认 recipes）"),
         top_k: int | None = typer.Option(None, "--top-k", min=1, max=50, help="来源数量（推荐类为菜品数量）"),
         json_output: bool = typer.Option(False, "--json", help="输出 JSON"),
+        session: str | None = typer.Option(
+            None,
+            "--session",
+            help="会话 ID：同一会话的追问（如「要炖多久？」）结合之前的问答理解，跨多次运行保存",
+        ),
     ) -> None:
         """向菜谱知识库提问。"""
-        answer = app.ask(AskRequest(question=question.strip(), kb=kb, top_k=top_k), build_context())
+        request = AskRequest(question=question.strip(), kb=kb, top_k=top_k, session_id=session)
+        answer = app.ask(request, build_context())
         print_app_answer(answer, json_output=json_output)
 
     return group
