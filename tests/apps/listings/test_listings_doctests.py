@@ -10,7 +10,7 @@ import pytest
 MODULES = [
     "numerals", "negation", "vocabulary", "requirements", "price", "location", "layout",
     "floors", "flags", "specials", "quality", "filters", "describe", "extract", "followup",
-    "session",
+    "turns",
 ]  # fmt: skip
 
 

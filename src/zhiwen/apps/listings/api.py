@@ -38,10 +38,11 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.appkit import AppContext, AskRequest, conversation
+from zhiwen.appkit import AppContext, AskRequest
 from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, BaseApp, ChatTurn
 from zhiwen.appkit.deps import KBName, Question, app_dependency, get_app_context, get_caller
 from zhiwen.appkit.envelope import Envelope, ok
+from zhiwen.conversation import service as conversation
 from zhiwen.errors import InvalidParameter
 
 from .settings import get_listings_settings
@@ -146,4 +147,4 @@ async def ask(
         options={"max_results": body.max_results},
     )
     answer = await run_in_threadpool(conversation.ask, app, request, ctx)
-    return ok({**answer.data, "session_id": body.session_id})
+    return ok({**answer.data, "session_id": answer.session_id})

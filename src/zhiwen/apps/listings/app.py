@@ -5,25 +5,30 @@ Example::
     >>> from zhiwen.apps.listings import app
     >>> ctx = build_context()
     >>> app.setup(Path("../shared/data"), ctx)                    # all five cities → KB "listings"
-    >>> answer = app.ask(AskRequest(question="浦东800万以内的两房，要有电梯"), ctx)
+    >>> answer = app.ask(AskRequest(question="上海浦东800万以内的两房，不要低楼层", session_id="s1"), ctx)
     >>> answer.data["retrieved_properties"][0]["match_percentage"]
+    >>> app.ask(AskRequest(question="要南北通透的", session_id="s1"), ctx).standalone_question
+    '上海浦东新区 800万以内 2室 南北通透 不要低楼层'
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-from zhiwen.appkit import Answer, AppContext, AskRequest, BaseApp, Citation, KBSpec, SetupReport
+from zhiwen.appkit import Answer, AppContext, AskRequest, BaseApp, Citation, KBSpec, SetupReport, Standalone
 from zhiwen.appkit.app import Loader
 from zhiwen.errors import IngestError
 
 from .ingest import REQUIRED_COLUMNS, load_lianjia
+
+if TYPE_CHECKING:
+    from .service import ListingsService
 
 FORMAT = "lianjia"
 DEFAULT_RESULTS = 3
@@ -111,27 +116,24 @@ class ListingsApp(BaseApp):
         build = KBBuild(self.kbs[0], load, vectors=listings_settings(ctx.settings).vectors)
         return run_setup(self.name, [build], ctx, progress=progress, wait=wait)
 
-    def result(
-        self,
-        question: str,
-        max_results: int,
-        ctx: AppContext,
-        kb_name: str | None = None,
-        history: Sequence[Mapping[str, Any]] = (),
-    ) -> dict[str, Any]:
-        """Seed 000's result object (answer, retrieved_properties, requirements, params …), plus
-        the request understood in its conversation (``history``: OpenAI messages, oldest first)."""
+    def _service(self, request: AskRequest, ctx: AppContext) -> ListingsService:
         from .service import get_service
 
-        kb = ctx.open_kb(kb_name or self.kbs[0].name)
-        service = get_service(kb, ctx.settings, llm=ctx.llm)
-        return service.ask(question, max_results, history=history, pipeline=ctx.pipeline)
+        return get_service(ctx.open_kb(request.kb or self.kbs[0].name), ctx.settings, llm=ctx.llm)
 
-    def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
+    def resolve(self, request: AskRequest, state: Mapping[str, Any], ctx: AppContext) -> Standalone:
+        """The constraints of every question asked so far merged with this one's (:mod:`.turns`)."""
+        from .turns import resolve_listings
+
+        return resolve_listings(request, state, ctx, self._service(request, ctx))
+
+    def answer(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Answer:
+        """Seed 000's result object (answer, retrieved_properties, requirements, params …) in
+        ``data``, plus the request understood in its conversation (the hook's dialogue)."""
         n = request.options.get("max_results") or request.top_k or DEFAULT_RESULTS
-        # ZHIWEN_CONVERSATION__ENABLED=false: every question as asked (the benchmarks' before)
-        history = self._history(request, ctx) if ctx.settings.conversation.enabled else []
-        result = self.result(request.question, int(n), ctx, request.kb, history)
+        dialogue = question.carried.get("dialogue")
+        service = self._service(request, ctx)
+        result = service.ask(request.question, int(n), dialogue=dialogue, pipeline=ctx.pipeline)
         kb = str(result.get("kb") or request.kb or self.kbs[0].name)
         return Answer(
             answer=str(result["answer"]),
@@ -139,29 +141,8 @@ class ListingsApp(BaseApp):
             llm_used=bool(result["llm_used"]),
             extractive_reason=None if result["llm_used"] else result.get("extractive_reason") or "llm_error",
             params=dict(result.get("params") or {}),
-            session_id=request.session_id,
-            # the merged request as one sentence when the conversation changed the question
-            standalone_question=result.get("standalone_question"),
             data=result,
         )
-
-    @staticmethod
-    def _history(request: AskRequest, ctx: AppContext) -> list[dict[str, Any]]:
-        """The request's history; with a session, its earlier questions beyond the kept window
-        (:mod:`.session`), and this question remembered for the next turn."""
-        from zhiwen.appkit.sessions import memory_for
-        from zhiwen.conversation.model import user_questions
-
-        from .session import earlier_questions, remember
-
-        if not request.session_id:
-            return list(request.history)
-        memory = memory_for(ctx.settings.home)
-        state = memory.state(request.caller, request.session_id)
-        earlier = earlier_questions(state, user_questions(request.history))
-        state = remember(state, earlier, request.question)
-        memory.append(request.caller, request.session_id, [], state=state)
-        return [{"role": "user", "content": q} for q in earlier]
 
     def render(self, answer: Answer) -> bool:
         from .cli import render

@@ -460,6 +460,7 @@ class Dialogue:
     merged: Requirements
     turns: int = 1
     changes: dict[str, list[str]] = field(default_factory=dict)
+    earlier: tuple[str, ...] = ()  # the earlier user turns it was understood after
 
     @property
     def follow_up(self) -> bool:
@@ -513,6 +514,7 @@ def understand(
         merged,
         turns=len(earlier) + 1,
         changes=_changes(base.summary(), merged.summary()),
+        earlier=tuple(earlier),
     )
 
 

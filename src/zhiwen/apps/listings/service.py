@@ -53,7 +53,7 @@ from zhiwen.apps.listings.extract import (
     normalise_question,
     relaxable_steps,
 )
-from zhiwen.apps.listings.followup import understand
+from zhiwen.apps.listings.followup import Dialogue, understand
 from zhiwen.apps.listings.gazetteer import get_gazetteer
 from zhiwen.apps.listings.scoring import Weights, score_listing
 from zhiwen.apps.listings.settings import ListingsSettings, get_listings_settings
@@ -111,9 +111,29 @@ class ListingsService:
             if llm is not None
             else None
         )
-        self._cities: tuple[int, set[str]] | None = None
-        self._all: tuple[int, list[dict[str, Any]] | None] | None = None
+        #: what is probed once per KB revision ("cities", "metadata" → (revision, value)); shared
+        #: by every view of this service (:meth:`over`), as are the cache and the lock
+        self._probed: dict[str, tuple[int, Any]] = {}
         self._lock = threading.Lock()
+
+    def over(self, kb: Any) -> ListingsService:
+        """This service over ``kb`` — the handle the registry holds now (it re-opens a KB after a
+        re-index) — sharing its caches: a view for one request; nothing shared is changed."""
+        if kb is self.kb:
+            return self
+        view = copy.copy(self)
+        view.kb = kb
+        return view
+
+    def _probe(self, name: str) -> tuple[bool, Any]:
+        """(found, value) of what was probed as ``name`` for the KB's current revision."""
+        with self._lock:
+            got = self._probed.get(name)
+        return (True, got[1]) if got is not None and got[0] == self.kb.revision else (False, None)
+
+    def _keep_probe(self, name: str, rev: int, value: Any) -> None:
+        with self._lock:
+            self._probed[name] = (rev, value)
 
     # -- validation and cache ---------------------------------------------------------------
     def validate(self, question: Any, max_results: Any) -> tuple[str, int]:
@@ -178,9 +198,9 @@ class ListingsService:
     def kb_cities(self) -> set[str]:
         """Cities present in the KB (probed once per revision with a 1-hit BM25 per city)."""
         rev = self.kb.revision
-        with self._lock:
-            if self._cities is not None and self._cities[0] == rev:
-                return self._cities[1]
+        known, cities = self._probe("cities")
+        if known:
+            return set(cities)
         found: set[str] = set()
         for city in get_gazetteer().cities:
             try:
@@ -188,22 +208,20 @@ class ListingsService:
                     found.add(city)
             except ZhiwenError:
                 log.debug("city probe failed for %s", city, exc_info=True)
-        with self._lock:
-            self._cities = (rev, found)
+        self._keep_probe("cities", rev, found)
         return found
 
     def _metadata(self) -> list[dict[str, Any]] | None:
         """Every listing's metadata, read once per KB revision (None: too many to count here)."""
         rev = self.kb.revision
-        with self._lock:
-            if self._all is not None and self._all[0] == rev:
-                return self._all[1]
+        known, read = self._probe("metadata")
+        if known:
+            return read
         store = self.kb.store
         metas: list[dict[str, Any]] | None = None
         if store.count() <= self.listings.count_limit:
             metas = [dict(d.metadata) for d in store.get_parents(sorted(store.doc_ids()))]
-        with self._lock:
-            self._all = (rev, metas)
+        self._keep_probe("metadata", rev, metas)
         return metas
 
     def count_matches(self, filters: dict[str, Any]) -> int | None:
@@ -290,6 +308,7 @@ class ListingsService:
         max_results: int = 3,
         *,
         history: Sequence[Mapping[str, Any]] = (),
+        dialogue: Dialogue | None = None,
         use_cache: bool = True,
         pipeline: RetrievalPipeline | None = None,
     ) -> dict[str, Any]:
@@ -298,9 +317,11 @@ class ListingsService:
         ``history`` is the conversation so far (OpenAI messages, oldest first): a follow-up is
         searched with the constraints of every user turn merged (:mod:`.followup`), and the
         result says so (``standalone_question``, ``merged_requirements``, ``conversation``).
+        ``dialogue``: the question already understood in its conversation (the app's follow-up
+        hook, once per turn); ``history`` is then not read.
         """
         q, n = self.validate(question, max_results)
-        earlier = user_questions(history)
+        earlier = list(dialogue.earlier) if dialogue is not None else user_questions(history)
         key = self.cache_key(q, n, pipeline, earlier)
         hit = self.cache.get(key) if use_cache else None
         if hit is not None:
@@ -309,7 +330,7 @@ class ListingsService:
         timings: dict[str, float] = {}
         ls = self.listings
 
-        dialogue = understand(q, earlier, kb_cities=self.kb_cities())
+        dialogue = dialogue or understand(q, earlier, kb_cities=self.kb_cities())
         req, text = dialogue.merged, dialogue.standalone  # text: q itself unless a follow-up
         quality = assess(text, req)
         timings["rules_ms"] = (time.perf_counter() - t0) * 1000
@@ -522,7 +543,7 @@ _SERVICES_LOCK = threading.Lock()
 def get_service(
     kb: Any, settings: Settings | None = None, *, llm: ChatModel | None = _UNSET
 ) -> ListingsService:
-    """The shared service of ``kb`` (its caches live as long as the process)."""
+    """The shared service of ``kb`` (its caches live as long as the process), over ``kb``."""
     settings = settings or getattr(kb, "settings", None) or get_settings()
     key = (str(settings.home), kb.name, settings.llm.base_url or "", settings.llm.model)
     with _SERVICES_LOCK:
@@ -530,8 +551,7 @@ def get_service(
         if svc is None or (llm is not _UNSET and svc.llm is not llm):
             svc = ListingsService(kb, settings=settings, llm=llm)
             _SERVICES[key] = svc
-        svc.kb = kb  # the registry may have re-opened it after a re-index
-        return svc
+    return svc.over(kb)  # the registry may have re-opened it after a re-index
 
 
 def reset_services() -> None:
