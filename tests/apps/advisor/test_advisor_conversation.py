@@ -18,16 +18,14 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from zhiwen.api.app import create_app
-from zhiwen.appkit import sessions as appkit_sessions
 from zhiwen.appkit.app import AppContext, AskRequest
 from zhiwen.appkit.registry import AppRegistry
-from zhiwen.appkit.sessions import ConversationMemory
 from zhiwen.apps.advisor.app import AdvisorApp
 from zhiwen.apps.advisor.calculators.loan import compute_loan
 from zhiwen.apps.advisor.calculators.tax import compute_tax
-from zhiwen.apps.advisor.service import AdvisorService
-from zhiwen.apps.advisor.sessions import DurableSessionStore
 from zhiwen.config import reset_settings_cache
+from zhiwen.conversation import service as conversation
+from zhiwen.conversation.store import ConversationMemory, forget_memories, memory_for
 
 FIRST = "总价250万，首付35%，贷款25年，利率3%，月供多少？"
 THIRTY = "如果贷款年限改成30年呢？"
@@ -175,7 +173,7 @@ def cli_env(advisor_ctx: AppContext, monkeypatch: pytest.MonkeyPatch, tmp_path: 
 
 def cli(*args: str) -> str:
     """One ``zhiwen advisor …`` run as a new process would make it: a new app, no memory cached."""
-    appkit_sessions._MEMORIES.clear()
+    forget_memories()
     result = CliRunner().invoke(AdvisorApp().cli(), list(args))
     assert result.exit_code == 0, result.output
     return result.output
@@ -239,16 +237,18 @@ def test_api_follow_up_in_one_session_and_another_key_cannot_read_it(client: Tes
     assert (sse_loan(again) or {})["monthly_payment"] == want
 
 
-def test_store_peek_and_drop_are_bound_to_the_caller(advisor_ctx: AppContext) -> None:
+def test_store_load_and_drop_are_bound_to_the_caller(advisor_ctx: AppContext) -> None:
     app = AdvisorApp()
     ask(app, advisor_ctx, FIRST, "bound", caller="key-a")
-    assert app.sessions.peek("bound", caller="key-b") is None
-    held = app.sessions.peek("bound", caller="key-a")
+    store = memory_for(advisor_ctx.settings.home)
+    assert store.load("key-b", "bound") is None
+    held = store.load("key-a", "bound")
     assert held is not None and held.user_texts() == [FIRST]
-    app.sessions.drop("bound", caller="key-b")  # another caller cannot drop it either
-    assert app.sessions.peek("bound", caller="key-a") is not None
-    app.sessions.drop("bound", caller="key-a")
-    assert app.sessions.peek("bound", caller="key-a") is None
+    assert held.states["advisor"]["facts"]["price"] == 2.5e6  # the facts: the advisor's state
+    store.drop("key-b", "bound")  # another caller cannot drop it either
+    assert store.load("key-a", "bound") is not None
+    store.drop("key-a", "bound")
+    assert store.load("key-a", "bound") is None
 
 
 def test_client_history_is_the_truth(advisor_ctx: AppContext) -> None:
@@ -269,20 +269,25 @@ def test_durable_sessions_are_bounded_and_expire(advisor_ctx: AppContext, tmp_pa
     memory = ConversationMemory(
         tmp_path / "s.sqlite", max_sessions=2, ttl_s=60, max_turns=4, clock=lambda: now[0]
     )
-    service = AdvisorService(DurableSessionStore(memory=memory))
+    app = AdvisorApp()
+
+    def turn(question: str, sid: str) -> None:
+        conversation.ask(app, AskRequest(question=question, session_id=sid), advisor_ctx, memory)
+
     for sid in ("a", "b"):
-        service.answer(advisor_ctx, FIRST, session_id=sid)
+        turn(FIRST, sid)
         now[0] += 1
     for question in ("月收入2万", THIRTY):  # 3 turns = 6 messages; the file keeps the last 4
-        service.answer(advisor_ctx, question, session_id="a")
+        turn(question, "a")
         now[0] += 1
-    held = service.sessions.peek("a")
+    held = memory.load("", "a")
     assert held is not None and held.user_texts() == ["月收入2万", THIRTY]
-    assert held.facts.price == 2.5e6 and held.facts.loan_years == 30  # facts outlive the trim
-    service.answer(advisor_ctx, FIRST, session_id="c")  # a third session: the oldest (b) goes
-    assert service.sessions.peek("b") is None and len(memory) == 2
+    facts = held.states["advisor"]["facts"]
+    assert facts["price"] == 2.5e6 and facts["loan_years"] == 30  # facts outlive the trim
+    turn(FIRST, "c")  # a third session: the oldest (b) goes
+    assert memory.load("", "b") is None and len(memory) == 2
     now[0] += 61
-    assert service.sessions.peek("a") is None and len(memory) == 0
+    assert memory.load("", "a") is None and len(memory) == 0
 
 
 def test_discussion_on_a_loan_amount_alone_invents_no_down_payment(advisor_ctx: AppContext) -> None:

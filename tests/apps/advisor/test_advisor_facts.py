@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zhiwen.apps.advisor.facts import UserFacts, extract_facts, facts_from_messages, merge_facts, parse_number
-from zhiwen.apps.advisor.sessions import SessionStore
+from zhiwen.apps.advisor.facts import extract_facts, facts_from_messages, merge_facts, parse_number
 
 
 @pytest.mark.parametrize(
@@ -108,27 +107,3 @@ def test_facts_from_messages_reads_user_turns_only() -> None:
     )
     assert facts.budget == 2e6 and facts.price is None and facts.monthly_income == 10_000
     assert facts.target_price == 2e6
-
-
-def test_sessions_are_bounded_and_expire() -> None:
-    now = [0.0]
-    store = SessionStore(max_sessions=2, ttl_s=10, max_turns=3, timer=lambda: now[0])
-    s = store.get("a")
-    s.add_user("总价300万")
-    s.add_user("首付三成")
-    s.add_user("月收入2万")
-    s.add_assistant("好的")
-    assert len(s.history) == 3 and s.facts.price == 3e6  # facts outlive the trimmed history
-    store.get("b")
-    store.get("c")
-    assert store.peek("a") is None and len(store) == 2  # the least recently used went first
-    now[0] = 11.0
-    assert len(store) == 0
-    assert store.get("b").facts == UserFacts()
-
-
-def test_session_seeded_from_client_history() -> None:
-    store = SessionStore()
-    s = store.get("x")
-    s.seed([{"role": "user", "content": "总价300万，首付三成"}, {"role": "assistant", "content": "好的"}])
-    assert s.facts.price == 3e6 and len(s.history) == 2

@@ -2,7 +2,9 @@
 
 * ``POST /api/v1/chat`` ``{session_id, message, mode}`` → SSE ``data:`` lines: ``facts`` (the
   facts used, 「按总价…计算：」), ``role_start`` / ``role_result`` / ``discussion`` …, ``error`` on
-  failure, ``done`` last. The session is bound to the caller's API key (another key starts its own).
+  failure, ``done`` last (with the ``session_id``). One turn of the conversation service: the
+  session is bound to the caller's API key (another key starts its own); a ``history`` the
+  client sends is the truth, the session started again from it when they disagree.
 * ``POST /api/v1/calc/loan`` and ``/api/v1/calc/tax`` → ``{code, message, data}`` with the seed's
   fields. Their bodies are validated by the tools themselves, so bad input gets the seed's codes:
   3001 missing field, 3002 wrong type, 2001 invalid value (422), with the field named in Chinese.
@@ -20,24 +22,21 @@ from __future__ import annotations
 
 import json
 import logging
-from functools import partial
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, AppContext, ChatTurn
+from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, AppContext, AskRequest, BaseApp, ChatTurn
 from zhiwen.appkit.deps import Question, get_app_context, get_caller
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
 from zhiwen.apps.advisor.tools import LoanArgs, TaxArgs, build_registry
+from zhiwen.conversation import service as conversation
 from zhiwen.errors import MissingParameter, WrongParameterType
 from zhiwen.tools import ToolRegistry
-
-if TYPE_CHECKING:
-    from zhiwen.apps.advisor.service import AdvisorService
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +143,7 @@ def _body_doc(model: type[BaseModel]) -> dict[str, Any]:
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
-def build_router(service: AdvisorService) -> APIRouter:
+def build_router(app: BaseApp) -> APIRouter:
     router = APIRouter(tags=["advisor"])
     calculators = build_registry(None)  # the calculators need no context
 
@@ -157,17 +156,14 @@ def build_router(service: AdvisorService) -> APIRouter:
     async def chat(
         body: ChatRequest, ctx: AppContext = Depends(get_app_context), caller: str = Depends(get_caller)
     ) -> EventSourceResponse:
-        _, events = await run_in_threadpool(
-            partial(
-                service.chat,
-                ctx,
-                body.message,
-                session_id=body.session_id,
-                mode=body.mode,
-                caller=caller,
-                history=[turn.model_dump() for turn in body.history],
-            )
+        request = AskRequest(
+            question=body.message,
+            history=[turn.model_dump() for turn in body.history],
+            session_id=body.session_id,
+            caller=caller,
+            options={"mode": body.mode},
         )
+        events = await run_in_threadpool(conversation.stream, app, request, ctx)
         return EventSourceResponse(sse_stream(events, log=log), ping=15)
 
     @router.post(

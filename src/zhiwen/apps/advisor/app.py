@@ -16,27 +16,29 @@ Example::
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from zhiwen.answer.events import collect_stream
 from zhiwen.appkit.app import (
     Answer,
     AppContext,
     AskRequest,
     BaseApp,
-    ConversationStore,
     EventText,
     KBSpec,
     SetupReport,
+    Standalone,
 )
 from zhiwen.appkit.events import AppEvent
 from zhiwen.apps.advisor.event_text import AdvisorEventText
+from zhiwen.apps.advisor.followup import resolve_advisor
 from zhiwen.apps.advisor.kb import faq_documents, find_law_dir, rule_documents, statute_documents
 from zhiwen.apps.advisor.market import build_market, market_path
-from zhiwen.apps.advisor.service import AdvisorService
+from zhiwen.apps.advisor.service import chat
 from zhiwen.apps.advisor.settings import advisor_settings
 from zhiwen.apps.advisor.tools import FAQ_KB, POLICY_KB
 
@@ -64,13 +66,6 @@ class AdvisorApp(BaseApp):
         KBSpec(FAQ_KB, "购房常见问题"),
     )
     options_model = AdvisorOptions
-
-    def __init__(self, service: AdvisorService | None = None) -> None:
-        self.service = service or AdvisorService()
-
-    @property
-    def sessions(self) -> ConversationStore:
-        return self.service.sessions
 
     def event_text(self) -> EventText:
         return AdvisorEventText()
@@ -110,39 +105,28 @@ class AdvisorApp(BaseApp):
         report.seconds += market_s
         return report
 
-    def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
-        """A standard (or ``options["mode"]``) chat turn, collected into one answer."""
-        _, answer = self.service.answer(
-            ctx,
-            request.question,
-            session_id=request.session_id,
-            mode=str(request.options.get("mode") or "standard"),
-            history=request.history,
-            caller=request.caller,
-        )
-        return answer
+    def resolve(self, request: AskRequest, state: Mapping[str, Any], ctx: AppContext) -> Standalone:
+        """The conversation's facts with this question's merged in (:mod:`.followup`)."""
+        return resolve_advisor(request, state)
 
-    def stream(self, request: AskRequest, ctx: AppContext) -> Iterator[AppEvent]:
-        """The same events as ``POST /api/v1/chat``: role_start, role_result, discussion, done."""
-        _, events = self.service.chat(
-            ctx,
-            request.question,
-            session_id=request.session_id,
-            mode=str(request.options.get("mode") or "standard"),
-            history=request.history,
-            caller=request.caller,
-        )
+    def answer(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Answer:
+        """A standard (or ``options["mode"]``) turn, collected into one answer."""
+        return collect_stream(self.answer_stream(request, question, ctx))
+
+    def answer_stream(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Iterator[AppEvent]:
+        """The events of ``POST /api/v1/chat``: facts, role_start, role_result, discussion, done."""
+        _, events = chat(ctx, request, question)
         return events
 
     def router(self) -> APIRouter:
         from zhiwen.apps.advisor.api import build_router
 
-        return build_router(self.service)
+        return build_router(self)
 
     def cli(self) -> typer.Typer:
         from zhiwen.apps.advisor.cli import build_cli
 
-        return build_cli(self, self.service)
+        return build_cli(self)
 
 
 def _printer(enabled: bool) -> Callable[[str], None]:

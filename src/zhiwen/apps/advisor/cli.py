@@ -24,16 +24,17 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from zhiwen.appkit.app import AskRequest
 from zhiwen.appkit.console import console, print_json, run_cli
 from zhiwen.appkit.events import AppEvent
 from zhiwen.appkit.setup import WAIT_HELP, print_setup
 from zhiwen.appkit.view import fit
 from zhiwen.apps.advisor.fmt import pct, yuan
 from zhiwen.apps.advisor.tools import build_registry
+from zhiwen.conversation import service as conversation
 
 if TYPE_CHECKING:
     from zhiwen.appkit.app import BaseApp
-    from zhiwen.apps.advisor.service import AdvisorService
 
 EXIT_WORDS = {"exit", "quit", "q", "退出", "再见"}
 _ROLE_STYLE = {
@@ -87,16 +88,16 @@ def _print_setup(report: Any, data_dir: Path) -> None:
     print_setup(report, command="zhiwen advisor", data_dir=data_dir, ask='chat -m "买二手房的流程是什么？"')
 
 
-def _ask_once(
-    service: AdvisorService, ctx: Any, message: str, session_id: str, mode: str, json_output: bool
-) -> None:
-    """One question: the answer as JSON, or the events rendered."""
+def _request(message: str, session_id: str, mode: str) -> AskRequest:
+    return AskRequest(question=message, session_id=session_id, options={"mode": mode})
+
+
+def _ask_once(app: BaseApp, ctx: Any, message: str, session_id: str, mode: str, json_output: bool) -> None:
+    """One question (one turn of the session): the answer as JSON, or the events rendered."""
     if json_output:
-        _, answer = service.answer(ctx, message, session_id=session_id, mode=mode)
-        print_json(answer.model_dump())
+        print_json(conversation.ask(app, _request(message, session_id, mode), ctx).model_dump())
         return
-    _, events = service.chat(ctx, message, session_id=session_id, mode=mode)
-    render_events(events)
+    render_events(conversation.stream(app, _request(message, session_id, mode), ctx))
 
 
 def _read_question() -> str | None:
@@ -108,14 +109,13 @@ def _read_question() -> str | None:
     return None if text.lower() in EXIT_WORDS else text
 
 
-def _chat_loop(service: AdvisorService, ctx: Any, session_id: str, mode: str) -> None:
+def _chat_loop(app: BaseApp, ctx: Any, session_id: str, mode: str) -> None:
     console.print(
         f"[bold]🏠 购房顾问[/]（{'深度分析' if mode == 'discussion' else '标准模式'}，输入“退出”结束）"
     )
     while (text := _read_question()) is not None:
         if text:
-            _, events = service.chat(ctx, text, session_id=session_id, mode=mode)
-            render_events(events)
+            render_events(conversation.stream(app, _request(text, session_id, mode), ctx))
 
 
 def _print_loan(result: dict[str, Any], method: str) -> None:
@@ -167,7 +167,7 @@ def _print_tax(result: dict[str, Any]) -> None:
     console.print(f"规则：{escape(result['rule']['source'])}；截至{result['checked_on']}", highlight=False)
 
 
-def build_cli(app: BaseApp, service: AdvisorService) -> typer.Typer:
+def build_cli(app: BaseApp) -> typer.Typer:
     cli = typer.Typer(help="购房顾问：多角色购房咨询、贷款与税费计算", no_args_is_help=True)
     calc = typer.Typer(help="房贷与税费计算器", no_args_is_help=True)
     cli.add_typer(calc, name="calc")
@@ -196,9 +196,9 @@ def build_cli(app: BaseApp, service: AdvisorService) -> typer.Typer:
         ctx = _context()
         session_id = session or uuid.uuid4().hex
         if message is not None:
-            _ask_once(service, ctx, message, session_id, mode, json_output)
+            _ask_once(app, ctx, message, session_id, mode, json_output)
         else:
-            _chat_loop(service, ctx, session_id, mode)
+            _chat_loop(app, ctx, session_id, mode)
 
     @calc.command("loan")
     @run_cli
