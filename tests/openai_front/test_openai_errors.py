@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from front_support import Server, build_demo, make_settings
 
 from zhiwen.api.app import create_app
-from zhiwen.appkit.app import Answer, AppContext, AskRequest, BaseApp
+from zhiwen.appkit.app import Answer, AppContext, AskRequest, BaseApp, Standalone
 from zhiwen.appkit.events import AppEvent
 from zhiwen.appkit.registry import AppRegistry, load_apps
 from zhiwen.config import Settings
@@ -29,12 +29,14 @@ class TroubleApp(BaseApp):
     title = "故障应用"
     description = "测试用"
 
-    def ask(self, request: AskRequest, ctx: AppContext) -> Answer:
+    def answer(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Answer:
         if "崩溃" in request.question:
             raise RuntimeError("boom")
         raise InvalidParameter("bad", message="参数取值无效：问题不合适")
 
-    def stream(self, request: AskRequest, ctx: AppContext) -> Iterator[AppEvent]:
+    def answer_stream(
+        self, request: AskRequest, question: Standalone, ctx: AppContext
+    ) -> Iterator[AppEvent]:
         yield AppEvent("delta", {"text": "前半段"})
         raise LLMTimeout("slow", message="服务响应超时，请稍后重试")
 

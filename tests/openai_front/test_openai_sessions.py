@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from zhiwen.api.openai.conversation import derive_session_id, parse_messages, reconcile_session
+from zhiwen.api.openai.conversation import derive_session_id, parse_messages
 from zhiwen.api.openai.schemas import ChatMessage
-from zhiwen.apps.advisor.sessions import SessionStore
+from zhiwen.conversation.reconcile import reconcile
+from zhiwen.conversation.store import Session
 
 FIRST = "总价300万，首付三成，贷款30年，利率3.1%，月供多少？"
 FOLLOW_UP = "那如果贷款20年呢？"
@@ -50,19 +51,15 @@ def test_session_id_names_the_conversation() -> None:
     assert derive_session_id(one, model="advisor", caller="key2", user=None) not in ids
 
 
+def _stored(*questions: str) -> Session:
+    return Session(tuple({"role": "user", "content": q} for q in questions))
+
+
 def test_reconcile_drops_only_a_session_the_client_contradicts() -> None:
-    store = SessionStore()
-    store.get("s").add_user("问题一")
-    assert (
-        reconcile_session(store, "s", _conv(("user", "问题一"), ("assistant", "答"), ("user", "问题二")))
-        is False
-    )
-    store.get("s").add_user("问题二")
+    """The one reconcile of the conversation service, on what the front door parses."""
+    asked = _conv(("user", "问题一"), ("assistant", "答"), ("user", "问题二"))
+    assert reconcile(_stored("问题一"), asked.history).kept is True
     # regenerate: the client re-asks 问题二 with only 问题一 before it
-    assert (
-        reconcile_session(store, "s", _conv(("user", "问题一"), ("assistant", "答"), ("user", "问题二")))
-        is True
-    )
-    assert store.peek("s") is None
-    assert reconcile_session(store, "absent", _conv(("user", "x"))) is False
-    assert reconcile_session(None, "s", _conv(("user", "x"))) is False  # apps without sessions
+    again = reconcile(_stored("问题一", "问题二"), asked.history)
+    assert again.kept is False and again.state("advisor") == {}
+    assert reconcile(None, _conv(("user", "x")).history).kept is True  # no session: nothing to drop

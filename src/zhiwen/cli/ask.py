@@ -1,9 +1,12 @@
 """``zhiwen ask --kb NAME [--json] [--top-k N] QUESTION``: answer from a knowledge base.
 
-The KB's ``app`` (``kb.json``) picks the app from the registry (:mod:`zhiwen.appkit.registry`);
-KBs no app claims get generic QA. Every answer goes through the same retrieval pipeline as the
-server, with the runtime settings stored under ``ZHIWEN_HOME``. Without an LLM
-(``ZHIWEN_LLM__BASE_URL`` unset) answers are extractive and say so.
+The registry says who answers and whether it is ready
+(:meth:`zhiwen.appkit.registry.AppRegistry.ready`, as REST and ``/v1``): the KB's ``app``
+(``kb.json``), generic QA for KBs no app claims, an app by its own name; an app whose required
+KBs are not all built is refused with its setup command. The turn runs through the conversation
+service, so ``--session`` continues a conversation across runs. Every answer goes through the
+same retrieval pipeline as the server, with the runtime settings stored under ``ZHIWEN_HOME``.
+Without an LLM (``ZHIWEN_LLM__BASE_URL`` unset) answers are extractive and say so.
 
 Example::
 
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 import typer
 
-from zhiwen.appkit import AskRequest, conversation
+from zhiwen.appkit import AskRequest
 from zhiwen.appkit.console import (
     parse_options,
     print_app_answer,
@@ -26,7 +29,8 @@ from zhiwen.appkit.console import (
     run_cli,
 )
 from zhiwen.appkit.context import build_context
-from zhiwen.appkit.registry import load_apps
+from zhiwen.appkit.registry import HomeKBs, load_apps
+from zhiwen.conversation import service as conversation
 from zhiwen.resilience.text import require_clean_text
 
 
@@ -48,15 +52,16 @@ def register(app: typer.Typer) -> None:
         """向知识库提问：由知识库所属的应用（如 recipes、listings）回答，并列出来源。"""
         # bytes that are not UTF-8 arrive as lone surrogates: refuse them (3002) before any work
         question = require_clean_text(question, "question")
+        ctx = build_context()
+        who = load_apps().ready(kb, HomeKBs(ctx.settings))
+        answerer = who.answerer
         request = AskRequest(
             question=require_question(question),
-            kb=kb,
+            kb=who.kb,
             top_k=top_k,
             options=parse_options(option),
             session_id=session,
         )
-        ctx = build_context()
-        answerer = load_apps().answerer(ctx.open_kb(kb).config.app)
         answer = conversation.ask(answerer, request, ctx)
         if not json_output:
             print_understood(question, answer)

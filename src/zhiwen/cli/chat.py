@@ -21,11 +21,12 @@ from typing import Any
 
 import typer
 
-from zhiwen.appkit import AskRequest, BaseApp, conversation
+from zhiwen.appkit import AskRequest, BaseApp
 from zhiwen.appkit.app import AppContext
 from zhiwen.appkit.console import console, print_app_answer, print_understood, run_cli
 from zhiwen.appkit.context import build_context
-from zhiwen.appkit.registry import load_apps
+from zhiwen.appkit.registry import HomeKBs, load_apps
+from zhiwen.conversation import service as conversation
 from zhiwen.errors import InvalidParameter, ZhiwenError
 from zhiwen.resilience.text import require_clean_text
 
@@ -58,15 +59,15 @@ class Chat:
 
 
 def _target(target: str | None, kb: str | None, ctx: AppContext) -> tuple[BaseApp, str | None]:
-    apps = load_apps()
-    if target and target in apps and kb is None:
-        return apps[target], None
+    """Who answers the chat (the registry's one answer, as ``zhiwen ask`` and the API): refused
+    with the setup command when it is not ready."""
     name = kb or target
     if not name:
         raise InvalidParameter(
             "no target", message="请指定应用名或知识库，例如 zhiwen chat recipes 或 zhiwen chat --kb demo"
         )
-    return apps.answerer(ctx.open_kb(name).config.app), name
+    who = load_apps().ready(name, HomeKBs(ctx.settings))
+    return who.answerer, who.kb
 
 
 def _read(prompt: str) -> str | None:

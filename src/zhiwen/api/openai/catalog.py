@@ -3,7 +3,9 @@
 * An **app** model (one per installed app, by its name) is answered by the app
   over its own KBs. It is listed even before its KBs are built (``metadata.ready: false``); asking
   it then gives 404 ``model_not_ready`` naming the setup command (so does one of its KBs asked
-  for by name before the setup built it).
+  for by name before the setup built it). Who answers and whether it is ready is the app
+  registry's one answer (:meth:`~zhiwen.appkit.registry.AppRegistry.answering`), as on REST and
+  in the CLI: an app is ready when every KB it marks required is built.
 * A **KB** model (``id`` = KB name) is answered like ``POST /api/v1/qa``: by the app named in
   the KB's ``kb.json``, else by generic QA. A KB with an app's name is that app's model (listed
   once).
@@ -25,31 +27,19 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from zhiwen.api.openai.errors import ModelNotFound, ModelNotReady
 from zhiwen.api.openai.schemas import ModelCard, ModelMetadata
 from zhiwen.appkit.app import BaseApp
 from zhiwen.appkit.deps import OPEN_ACCESS, Access, KBRegistry
-from zhiwen.appkit.registry import AppRegistry, setup_command
+from zhiwen.appkit.registry import Answering, AppRegistry, setup_command
 from zhiwen.kb.config import KBConfig, load_config
 
 log = logging.getLogger(__name__)
 
 OWNER = "zhiwen"
 _STARTED = int(time.time())
-
-
-@dataclass(frozen=True, slots=True)
-class ModelTarget:
-    """What answers a model: ``answerer`` (an app or generic QA) over ``kb`` (None: the app's
-    own KBs)."""
-
-    id: str
-    kind: str  # "app" | "kb"
-    answerer: BaseApp
-    kb: str | None
 
 
 def _kb_config(kbs: KBRegistry, name: str) -> KBConfig | None:
@@ -72,15 +62,7 @@ def app_kbs(app: BaseApp) -> list[str]:
     return [spec.name for spec in app.kbs]
 
 
-def required_kbs(app: BaseApp) -> list[str]:
-    return [spec.name for spec in app.kbs if spec.required]
-
-
-def missing_kbs(app: BaseApp, names: set[str]) -> list[str]:
-    return [kb for kb in required_kbs(app) if kb not in names]
-
-
-def setup_hint(app: BaseApp, missing: list[str]) -> str:
+def setup_hint(app: BaseApp, missing: tuple[str, ...] | list[str]) -> str:
     return f"{app.title or app.name}的知识库尚未建立（{'、'.join(missing)}）：请先运行 {setup_command(app)}"
 
 
@@ -89,8 +71,8 @@ def options_schema(app: BaseApp) -> dict[str, Any] | None:
     return app.options_model.model_json_schema() if app.options_model is not None else None
 
 
-def _app_card(app: BaseApp, names: set[str]) -> ModelCard:
-    missing = missing_kbs(app, names)
+def _app_card(who: Answering) -> ModelCard:
+    app, missing = who.answerer, who.missing
     description = app.description or app.title
     if missing:
         description = f"{description}（{setup_hint(app, missing)}）"
@@ -105,7 +87,7 @@ def _app_card(app: BaseApp, names: set[str]) -> ModelCard:
             description=description,
             app=app.name,
             kbs=[spec.name for spec in app.kbs],
-            ready=not missing,
+            ready=who.ready,
             options=options_schema(app),
         ),
     )
@@ -147,7 +129,7 @@ def list_models(apps: AppRegistry, kbs: KBRegistry, access: Access = OPEN_ACCESS
     """Apps first (by name), then the KBs that are not an app's namesake (by name); only those
     ``access`` may use."""
     names = set(kbs.names())
-    cards = [_app_card(apps[name], names) for name in sorted(apps) if may_use_app(access, apps[name])]
+    cards = [_app_card(_app(apps, name, kbs)) for name in sorted(apps) if may_use_app(access, apps[name])]
     kb_names = access.readable(sorted(names))
     cards += [_kb_card(kbs, name, apps) for name in kb_names if name not in apps]
     return cards
@@ -163,34 +145,29 @@ def require_model_access(access: Access, model: str, apps: AppRegistry) -> None:
         access.require_kb(model)
 
 
+def _app(apps: AppRegistry, name: str, kbs: KBRegistry) -> Answering:
+    who = apps.answering(name, kbs)
+    assert who is not None  # an app's own name always has an answer
+    return who
+
+
 def find_model(model: str, apps: AppRegistry, kbs: KBRegistry, access: Access = OPEN_ACCESS) -> ModelCard:
     require_model_access(access, model, apps)
-    names = set(kbs.names())
     if model in apps:
-        return _app_card(apps[model], names)
-    if model in names:
+        return _app_card(_app(apps, model, kbs))
+    if model in kbs.names():
         return _kb_card(kbs, model, apps)
     raise ModelNotFound(model)
 
 
-def resolve_model(model: str, apps: AppRegistry, kbs: KBRegistry) -> ModelTarget:
-    """The app / KB answering ``model``: 404 ``model_not_found`` / ``model_not_ready`` otherwise."""
-    names = set(kbs.names())
-    if model in apps:
-        app = apps[model]
-        missing = missing_kbs(app, names)
-        if missing:
-            raise ModelNotReady(
-                f"app {model!r} lacks KBs {missing}", message=setup_hint(app, missing), param="model"
-            )
-        return ModelTarget(id=model, kind="app", answerer=app, kb=None)
-    if model in names:
-        config = _kb_config(kbs, model)
-        answerer = apps.answerer(config.app if config else None)
-        return ModelTarget(id=model, kind="kb", answerer=answerer, kb=model)
-    owner = apps.owner(model)
-    if owner is not None:  # an app's KB not built yet: its setup builds it
-        raise ModelNotReady(
-            f"KB {model!r} of app {owner.name!r} not built", message=setup_hint(owner, [model]), param="model"
-        )
-    raise ModelNotFound(model)
+def resolve_model(model: str, apps: AppRegistry, kbs: KBRegistry) -> Answering:
+    """Who answers ``model`` (the registry's one answer, as on REST and in the CLI): 404
+    ``model_not_found`` for nothing of that name, ``model_not_ready`` — the registry's
+    :meth:`~zhiwen.appkit.registry.AppRegistry.not_set_up` message — for an app not set up."""
+    who = apps.answering(model, kbs)
+    if who is None:
+        raise ModelNotFound(model)
+    if not who.ready:
+        refused = apps.not_set_up(who.answerer, who.missing)
+        raise ModelNotReady(refused.detail, message=refused.message, param="model")
+    return who

@@ -1,7 +1,9 @@
 """``POST /v1/chat/completions``: every KB and every app answers as a chat model.
 
-``model`` picks the app or KB (:mod:`.catalog`); the conversation becomes the app's
-:class:`AskRequest` (:mod:`.conversation`); the client's ``temperature`` / ``max_tokens`` /
+``model`` picks the app or KB (:mod:`.catalog`); the conversation becomes an
+:class:`AskRequest` (:mod:`.conversation`) and one turn of the conversation service
+(:mod:`zhiwen.conversation.service`: reconciled with the session the id names, resolved once,
+kept once); the client's ``temperature`` / ``max_tokens`` /
 ``stop`` reach the LLM through :func:`zhiwen.llm.overrides.with_overrides`; the answer is
 shaped by :mod:`.answer` (non-streamed) or :mod:`.stream` (``stream: true``).
 
@@ -38,17 +40,11 @@ from zhiwen import __version__
 from zhiwen.answer.model import Answer
 from zhiwen.api.openai.answer import closing_text, number_citations, usage, zhiwen_info
 from zhiwen.api.openai.auth import caller_fingerprint
-from zhiwen.api.openai.catalog import ModelTarget, require_model_access, resolve_model
-from zhiwen.api.openai.conversation import (
-    Conversation,
-    derive_session_id,
-    parse_messages,
-    reconcile_session,
-)
+from zhiwen.api.openai.catalog import require_model_access, resolve_model
+from zhiwen.api.openai.conversation import Conversation, derive_session_id, parse_messages
 from zhiwen.api.openai.errors import OPENAI_ERROR_RESPONSES, guarded
 from zhiwen.api.openai.schemas import AssistantMessage, ChatCompletion, ChatCompletionRequest, Choice
 from zhiwen.api.openai.stream import StreamState, completion_frames
-from zhiwen.appkit import conversation as chat
 from zhiwen.appkit.app import AppContext, AskRequest
 from zhiwen.appkit.deps import (
     Access,
@@ -58,7 +54,8 @@ from zhiwen.appkit.deps import (
     get_kb_registry,
     get_settings_dep,
 )
-from zhiwen.appkit.registry import AppRegistry
+from zhiwen.appkit.registry import Answering, AppRegistry
+from zhiwen.conversation import service as chat
 from zhiwen.llm.overrides import with_overrides
 
 router = APIRouter()
@@ -104,7 +101,7 @@ class NoOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def app_options(target: ModelTarget, options: dict[str, Any] | None) -> dict[str, Any]:
+def app_options(target: Answering, options: dict[str, Any] | None) -> dict[str, Any]:
     """``options`` checked against the answering app's declared ``options_model``.
 
     A bad option is a request error like any other field's (400, ``param`` = ``options.<name>``).
@@ -121,7 +118,7 @@ def app_options(target: ModelTarget, options: dict[str, Any] | None) -> dict[str
 
 def _completion(
     body: ChatCompletionRequest,
-    target: ModelTarget,
+    target: Answering,
     conversation: Conversation,
     answer: Answer,
     ctx: AppContext,
@@ -177,7 +174,6 @@ async def chat_completions(
         options=app_options(target, body.options),
     )
     answerer = target.answerer
-    await guarded(reconcile_session, answerer.sessions, session_id, conversation, caller=ask_request.caller)
     if not body.stream:
         answer = await guarded(chat.ask, answerer, ask_request, ctx)
         return await guarded(_completion, body, target, conversation, answer, ctx)

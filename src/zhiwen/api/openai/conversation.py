@@ -8,11 +8,11 @@
   conversation in a stateless client: the caller (a fingerprint of the API key and the
   ``user`` field), the model, the system prompt and the FIRST user message —
   ``oai-`` + 24 hex characters of their SHA-256. Every turn of one chat gets the same id.
-* **Reconciling** (:func:`reconcile_session`, over the app's declared ``sessions`` store):
-  clients own the history, so a regenerated answer,
-  an edited message or a new chat that opens with the same question must not inherit stale
-  facts. When the app's stored session disagrees with the client's earlier user messages, the
-  session is dropped and the app re-seeds it from the client's history.
+* **Reconciling** is the conversation service's one rule
+  (:func:`zhiwen.conversation.reconcile.reconcile`): clients own the history, so a regenerated
+  answer, an edited message or a new chat that opens with the same question must not inherit
+  stale facts. When the stored session disagrees with the client's earlier user messages, it is
+  started again from the client's history.
 
 Example::
 
@@ -34,7 +34,6 @@ from typing import Any
 
 from zhiwen.api.openai.errors import OpenAIError
 from zhiwen.api.openai.schemas import ChatMessage
-from zhiwen.appkit.app import ConversationStore
 
 
 @dataclass(slots=True)
@@ -79,27 +78,3 @@ def derive_session_id(conversation: Conversation, *, model: str, caller: str, us
     first = users[0] if users else conversation.question
     key = json.dumps([caller, user or "", model, conversation.system_text(), first], ensure_ascii=False)
     return "oai-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
-
-
-def reconcile_session(
-    store: ConversationStore | None, session_id: str, conversation: Conversation, *, caller: str = ""
-) -> bool:
-    """Drop the stored session when it disagrees with the client's history; True if dropped.
-
-    ``store`` is the answering app's declared :attr:`~zhiwen.appkit.app.BaseApp.sessions`
-    (None: the app keeps no conversation state, nothing to reconcile).
-    """
-    if store is None:
-        return False
-    session = store.peek(session_id, caller=caller)
-    if session is None:
-        return False
-    stored = [t.strip() for t in session.user_texts()]
-    client = conversation.earlier_user_texts()
-    # the store keeps only the last turns: they must be the tail of the client's earlier turns
-    # (a stored turn the client does not have = a regenerated or edited answer, or a new chat)
-    agrees = len(stored) <= len(client) and stored == client[len(client) - len(stored) :]
-    if agrees:
-        return False
-    store.drop(session_id, caller=caller)
-    return True

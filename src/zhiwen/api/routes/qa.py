@@ -4,24 +4,28 @@ Request ``{"kb": "demo", "question": "怎么创建知识库", "top_k": 3, "strea
 with the conversation so far (``history``: OpenAI messages) or a ``session_id`` whose turns the
 server keeps: a follow-up (「它支持哪些格式？」) is answered as its standalone form, returned as
 ``standalone_question``.
-The registry's answerer for the KB's ``app`` (``kb.json``) answers: that app, or generic QA for a
-KB no app claims (:meth:`zhiwen.appkit.registry.AppRegistry.answerer`). Both retrieve through the
-one pipeline, so runtime settings (rerank, MMR, thresholds) apply, and ``params`` reports what ran.
+The registry says who answers (:meth:`zhiwen.appkit.registry.AppRegistry.ready`, as ``/v1`` and
+the CLI): the app the KB's ``kb.json`` names, or generic QA for a KB no app claims; an app's own
+name is that app over its KBs; an app whose required KBs are not all built is refused (404 / 3004
+naming its setup). The turn runs through the conversation service
+(:mod:`zhiwen.conversation.service`): a ``session_id`` is answered in its session and returned.
+Both retrieve through the one pipeline, so runtime settings (rerank, MMR, thresholds) apply, and
+``params`` reports what ran.
 
 Response data::
 
     {"answer": "…[1]…", "route": "detail", "llm_used": false, "extractive_reason": "no_llm",
      "sources": [{"kb", "id", "title", "text", "score", "rerank_score", "metadata"}], "params": {…},
-     "answerable": true, "standalone_question": "…", "session_id": null}
+     "answerable": true, "standalone_question": "…", "session_id": "s1"}
 
 ``answer`` is markdown (a short cited lead, then 相关段落; lists, tables and code kept).
 ``answerable: false``: nothing in the KB passed its relevance floor — the answer says so and
 lists the closest passages as 可能相关.
 
 With ``"stream": true`` the answer comes as server-sent events: ``sources``, ``delta``
-(repeated, ``{"text"}``), ``done`` (``{llm_used, route, extractive_reason, params, answerable}``), or an
-in-band ``error`` (``{code, message}``). LLM failures never become HTTP errors: the answer is
-extractive and says so.
+(repeated, ``{"text"}``), ``done`` (``{llm_used, route, extractive_reason, params, answerable,
+standalone_question, session_id}``), or an in-band ``error`` (``{code, message}``). LLM failures
+never become HTTP errors: the answer is extractive and says so.
 """
 
 from __future__ import annotations
@@ -34,12 +38,23 @@ from pydantic import BaseModel, Field, StrictBool, StrictInt
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.appkit import Answer, AppContext, AskRequest, Citation, conversation
+from zhiwen.appkit import Answer, AppContext, AskRequest, Citation
 from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, ChatTurn
-from zhiwen.appkit.deps import Access, KBName, Question, get_access, get_app_context, get_apps, get_caller
+from zhiwen.appkit.deps import (
+    Access,
+    KBName,
+    KBRegistry,
+    Question,
+    get_access,
+    get_app_context,
+    get_apps,
+    get_caller,
+    get_kb_registry,
+)
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
 from zhiwen.appkit.registry import AppRegistry
+from zhiwen.conversation import service as conversation
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["qa"])
@@ -104,13 +119,14 @@ async def qa(
     apps: AppRegistry = Depends(get_apps),
     caller: str = Depends(get_caller),
     access: Access = Depends(get_access),
+    kbs: KBRegistry = Depends(get_kb_registry),
 ) -> Any:
     access.require_kb(body.kb)  # 403 first; an app answering opens only KBs the key may read
-    kb = await run_in_threadpool(ctx.open_kb, body.kb)
-    answerer = apps.answerer(kb.config.app)
+    who = await run_in_threadpool(apps.ready, body.kb, kbs)
+    answerer = who.answerer
     request = AskRequest(
         question=body.question,
-        kb=body.kb,
+        kb=who.kb,
         top_k=body.top_k,
         history=[turn.model_dump() for turn in body.history],
         session_id=body.session_id,

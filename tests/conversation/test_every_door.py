@@ -1,0 +1,202 @@
+"""A conversation kept by the server, through every door and for every answerer (#35).
+
+Each case sends a first question with a ``session_id``, then a follow-up with the same id and NO
+history: the answer must carry the ``session_id`` back, and the follow-up must be read from the
+stored turns (its ``standalone_question`` names what the first question was about). The doors:
+``POST /api/v1/qa`` (and its SSE stream), each app's own route, the OpenAI front door
+(``/v1/chat/completions`` with only the last message) and the CLI (``zhiwen ask --session``).
+The answerers: generic QA, recipes, policy, listings, the advisor — over one home with every
+app's KBs built small (:func:`front_support.build_all`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from zhiwen.config import Settings, reset_settings_cache
+from zhiwen.conversation.store import forget_memories
+
+FRONT = Path(__file__).resolve().parents[1] / "openai_front" / "front_support.py"
+
+
+def _front_support() -> Any:
+    spec = importlib.util.spec_from_file_location("conversation_front_support", FRONT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass(frozen=True)
+class Dialogue:
+    target: str  # a KB or an app's name (the /api/v1/qa ``kb``, the /v1 ``model``, ``--kb``)
+    first: str
+    follow_up: str
+    understood: Callable[[str], bool]  # the follow-up's standalone question says what it follows
+
+
+DIALOGUES = [
+    Dialogue("demo", "管理接口需要什么配置？", "它用来做什么？", lambda s: "管理接口" in s),
+    Dialogue("recipes", "西红柿炒鸡蛋怎么做？", "需要哪些原料？", lambda s: s.startswith("西红柿炒鸡蛋")),
+    Dialogue(
+        "policy",
+        "中国公民去泰国需要签证吗？",
+        "那塞尔维亚呢？",
+        lambda s: s == "中国公民去塞尔维亚需要签证吗？",
+    ),
+    Dialogue(
+        "listings",
+        "上海浦东800万以内的两房",
+        "要南北通透的",
+        lambda s: s == "上海浦东新区 800万以内 2室 南北通透",
+    ),
+    Dialogue(
+        "advisor",
+        "总价250万，首付35%，贷款25年，利率3%，月供多少？",
+        "如果贷款年限改成30年呢？",
+        lambda s: s.startswith("按总价250万元、首付35%（87.5万元）、贷款30年") and s.endswith("改成30年呢？"),
+    ),
+]
+IDS = [d.target for d in DIALOGUES]
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    front = _front_support()
+    for needed in ("howtocook", "lianjia_ershoufang", "cn_law_subset"):
+        if not (front.SHARED / needed).is_dir():
+            pytest.skip(f"shared data not found at {front.SHARED / needed} (set ZHIWEN_SHARED_DATA)")
+    from zhiwen.apps.policy.settings import reset_policy_settings
+
+    reset_policy_settings()
+    tmp = tmp_path_factory.mktemp("every_door")
+    settings: Settings = front.make_settings(tmp / "home")
+    front.build_all(settings, tmp)
+    return settings
+
+
+@pytest.fixture(scope="module")
+def http(home: Settings) -> Iterator[TestClient]:
+    from zhiwen.api.app import create_app
+
+    with TestClient(create_app(home)) as client:
+        yield client
+
+
+def _sse(resp: Any) -> list[dict[str, Any]]:
+    assert resp.status_code == 200, resp.text
+    return [json.loads(line[5:]) for line in resp.text.splitlines() if line.startswith("data:")]
+
+
+def _done(events: list[dict[str, Any]]) -> dict[str, Any]:
+    done = [e for e in events if e.get("type") == "done"]
+    assert done, events
+    return done[-1]
+
+
+# -- the doors: each asks one question in a session, and returns (session_id, standalone_question)
+def rest(http: TestClient, d: Dialogue, question: str, sid: str) -> tuple[Any, Any]:
+    r = http.post("/api/v1/qa", json={"kb": d.target, "question": question, "session_id": sid})
+    assert r.status_code == 200, r.text
+    data = r.json()["data"]
+    return data["session_id"], data["standalone_question"]
+
+
+def rest_sse(http: TestClient, d: Dialogue, question: str, sid: str) -> tuple[Any, Any]:
+    body = {"kb": d.target, "question": question, "session_id": sid, "stream": True}
+    done = _done(_sse(http.post("/api/v1/qa", json=body)))
+    return done.get("session_id"), done.get("standalone_question")
+
+
+def v1(http: TestClient, d: Dialogue, question: str, sid: str) -> tuple[Any, Any]:
+    body = {"model": d.target, "messages": [{"role": "user", "content": question}], "session_id": sid}
+    r = http.post("/v1/chat/completions", json=body)
+    assert r.status_code == 200, r.text
+    info = r.json()["zhiwen"]
+    return info["session_id"], info["standalone_question"]
+
+
+def v1_stream(http: TestClient, d: Dialogue, question: str, sid: str) -> tuple[Any, Any]:
+    body = {"model": d.target, "messages": [{"role": "user", "content": question}], "stream": True}
+    r = http.post("/v1/chat/completions", json=body, headers={"X-Session-Id": sid})
+    chunks = [json.loads(line[5:]) for line in r.text.splitlines() if line.startswith("data: {")]
+    info = next(c["zhiwen"] for c in chunks if "zhiwen" in c)
+    return info["session_id"], info["standalone_question"]
+
+
+APP_ROUTES = {"policy": "/api/v1/policy/ask", "listings": "/ask"}
+
+
+def app_route(http: TestClient, d: Dialogue, question: str, sid: str) -> tuple[Any, Any]:
+    if d.target == "advisor":  # the advisor's own route is its SSE chat
+        events = _sse(http.post("/api/v1/chat", json={"session_id": sid, "message": question}))
+        done = _done(events)
+        return done["session_id"], done["standalone_question"]
+    if d.target not in APP_ROUTES:
+        pytest.skip(f"{d.target} has no route of its own")
+    r = http.post(APP_ROUTES[d.target], json={"question": question, "session_id": sid})
+    assert r.status_code == 200, r.text
+    data = r.json()["data"]
+    return data["session_id"], data["standalone_question"]
+
+
+DOORS = {"rest": rest, "rest_sse": rest_sse, "app_route": app_route, "v1": v1, "v1_stream": v1_stream}
+
+
+@pytest.mark.parametrize("door", list(DOORS))
+@pytest.mark.parametrize("dialogue", DIALOGUES, ids=IDS)
+def test_a_session_is_returned_and_continued(http: TestClient, dialogue: Dialogue, door: str) -> None:
+    ask = DOORS[door]
+    sid = f"{door}-{dialogue.target}"
+    first_sid, _ = ask(http, dialogue, dialogue.first, sid)
+    assert first_sid == sid
+    again_sid, understood = ask(http, dialogue, dialogue.follow_up, sid)
+    assert again_sid == sid
+    assert understood and dialogue.understood(understood), understood
+
+
+@pytest.mark.parametrize("dialogue", DIALOGUES, ids=IDS)
+def test_the_cli_session_continues_across_runs(
+    home: Settings, dialogue: Dialogue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ZHIWEN_HOME", str(home.home))
+    monkeypatch.setenv("ZHIWEN_EMBEDDING__PROVIDER", "hash")
+    monkeypatch.delenv("ZHIWEN_LLM__BASE_URL", raising=False)
+    reset_settings_cache()
+    from zhiwen.cli.main import app
+
+    runner = CliRunner()
+    sid = f"cli-{dialogue.target}"
+    try:
+        for question in (dialogue.first, dialogue.follow_up):
+            forget_memories()  # each run a new process: nothing but the file carries the session
+            r = runner.invoke(app, ["ask", "--kb", dialogue.target, "--session", sid, "--json", question])
+            assert r.exit_code == 0, r.output
+            data = json.loads(r.stdout)
+            assert data["session_id"] == sid
+    finally:
+        reset_settings_cache()
+    assert data["standalone_question"] and dialogue.understood(data["standalone_question"]), data
+
+
+def test_another_key_does_not_continue_the_session(http: TestClient) -> None:
+    d = DIALOGUES[0]
+    rest(http, d, d.first, "bound")
+    r = http.post(
+        "/api/v1/qa",
+        json={"kb": d.target, "question": d.follow_up, "session_id": "bound"},
+        headers={"Authorization": "Bearer another-caller"},
+    )
+    data = r.json()["data"]
+    assert data["session_id"] == "bound" and not d.understood(data["standalone_question"] or "")
