@@ -32,7 +32,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
@@ -125,15 +125,17 @@ class ListingsService:
         view.kb = kb
         return view
 
-    def _probe(self, name: str) -> tuple[bool, Any]:
-        """(found, value) of what was probed as ``name`` for the KB's current revision."""
+    def _per_revision(self, name: str, probe: Callable[[], Any]) -> Any:
+        """``probe()`` once per KB revision (its value shared by every view of this service)."""
+        rev = self.kb.revision
         with self._lock:
             got = self._probed.get(name)
-        return (True, got[1]) if got is not None and got[0] == self.kb.revision else (False, None)
-
-    def _keep_probe(self, name: str, rev: int, value: Any) -> None:
+        if got is not None and got[0] == rev:
+            return got[1]
+        value = probe()
         with self._lock:
             self._probed[name] = (rev, value)
+        return value
 
     # -- validation and cache ---------------------------------------------------------------
     def validate(self, question: Any, max_results: Any) -> tuple[str, int]:
@@ -197,10 +199,9 @@ class ListingsService:
     # -- helpers ------------------------------------------------------------------------------
     def kb_cities(self) -> set[str]:
         """Cities present in the KB (probed once per revision with a 1-hit BM25 per city)."""
-        rev = self.kb.revision
-        known, cities = self._probe("cities")
-        if known:
-            return set(cities)
+        return set(self._per_revision("cities", self._probe_cities))
+
+    def _probe_cities(self) -> set[str]:
         found: set[str] = set()
         for city in get_gazetteer().cities:
             try:
@@ -208,21 +209,18 @@ class ListingsService:
                     found.add(city)
             except ZhiwenError:
                 log.debug("city probe failed for %s", city, exc_info=True)
-        self._keep_probe("cities", rev, found)
         return found
 
     def _metadata(self) -> list[dict[str, Any]] | None:
         """Every listing's metadata, read once per KB revision (None: too many to count here)."""
-        rev = self.kb.revision
-        known, read = self._probe("metadata")
-        if known:
-            return read
         store = self.kb.store
-        metas: list[dict[str, Any]] | None = None
-        if store.count() <= self.listings.count_limit:
-            metas = [dict(d.metadata) for d in store.get_parents(sorted(store.doc_ids()))]
-        self._keep_probe("metadata", rev, metas)
-        return metas
+
+        def read() -> list[dict[str, Any]] | None:
+            if store.count() > self.listings.count_limit:
+                return None
+            return [dict(d.metadata) for d in store.get_parents(sorted(store.doc_ids()))]
+
+        return self._per_revision("metadata", read)
 
     def count_matches(self, filters: dict[str, Any]) -> int | None:
         """How many listings pass every hard constraint (None: the KB is too large to count)."""
