@@ -75,8 +75,8 @@ def test_rest_v1_and_the_cli_agree_on_a_half_set_up_app(half: Settings) -> None:
             )
             assert r.status_code == 404 and r.json()["error"]["code"] == "model_not_ready"
             assert r.json()["error"]["message"] == MESSAGE
-        card = http.get("/v1/models/policy").json()
-        assert card["metadata"]["ready"] is False
+        for model in ("policy", "policy_visa"):
+            assert http.get(f"/v1/models/{model}").json()["metadata"]["ready"] is False
     from zhiwen.cli.main import app as cli
 
     for args in (
@@ -99,7 +99,8 @@ def test_once_set_up_every_door_answers(half: Settings) -> None:
             json={"model": "policy", "messages": [{"role": "user", "content": QUESTION}]},
         )
         assert r.status_code == 200 and r.json()["zhiwen"]["app"] == "policy"
-        assert http.get("/v1/models/policy").json()["metadata"]["ready"] is True
+        for model in ("policy", "policy_visa"):
+            assert http.get(f"/v1/models/{model}").json()["metadata"]["ready"] is True
     from zhiwen.cli.main import app as cli
 
     r = CliRunner().invoke(cli, ["ask", "--kb", "policy", "--json", QUESTION])

@@ -95,7 +95,8 @@ def _app_card(who: Answering) -> ModelCard:
 
 def _kb_card(kbs: KBRegistry, name: str, apps: AppRegistry) -> ModelCard:
     config = _kb_config(kbs, name)
-    answerer = apps.answerer(config.app if config else None)
+    who = apps.answering(name, kbs)  # the KB's app (else generic QA), and whether it is ready
+    answerer = who.answerer if who is not None else apps.answerer(None)
     described = config.extra.get("description") if config else None
     if isinstance(described, str) and described.strip():
         description = described.strip()
@@ -114,7 +115,7 @@ def _kb_card(kbs: KBRegistry, name: str, apps: AppRegistry) -> ModelCard:
             description=description,
             app=answerer.app_name,
             kbs=[name],
-            ready=config is not None,
+            ready=config is not None and who is not None and who.ready,
             embedder=config.embedder if config else None,
             options=options_schema(answerer),
         ),
