@@ -23,8 +23,12 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
+from zhiwen.appkit.context import build_context
+from zhiwen.appkit.registry import HomeKBs, load_apps
 from zhiwen.config import Settings, reset_settings_cache
-from zhiwen.conversation.store import forget_memories
+from zhiwen.conversation import service as conversation
+from zhiwen.conversation.request import AskRequest
+from zhiwen.conversation.store import ConversationMemory, Session, forget_memories
 
 FRONT = Path(__file__).resolve().parents[1] / "openai_front" / "front_support.py"
 
@@ -200,3 +204,34 @@ def test_another_key_does_not_continue_the_session(http: TestClient) -> None:
     )
     data = r.json()["data"]
     assert data["session_id"] == "bound" and not d.understood(data["standalone_question"] or "")
+
+
+class CountingMemory(ConversationMemory):
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.loads = self.saves = 0
+
+    def load(self, caller: str, session_id: str) -> Session | None:
+        self.loads += 1
+        return super().load(caller, session_id)
+
+    def save(self, caller: str, session_id: str, session: Session) -> None:
+        self.saves += 1
+        super().save(caller, session_id, session)
+
+
+@pytest.mark.parametrize("dialogue", DIALOGUES, ids=IDS)
+def test_one_read_and_one_write_of_the_session_per_turn(
+    home: Settings, dialogue: Dialogue, tmp_path: Path
+) -> None:
+    """The advisor's turn used to be stored twice, the listings' row read and written twice."""
+    ctx = build_context(home, llm=None)
+    who = load_apps().ready(dialogue.target, HomeKBs(home))
+    store = CountingMemory(tmp_path / "sessions.sqlite")
+    for turn, question in enumerate((dialogue.first, dialogue.follow_up), start=1):
+        request = AskRequest(question=question, kb=who.kb, session_id="counted")
+        answer = conversation.ask(who.answerer, request, ctx, store)
+        assert (store.loads, store.saves) == (turn, turn)
+    assert answer.standalone_question and dialogue.understood(answer.standalone_question)
+    held = store.load("", "counted")
+    assert held is not None and held.user_texts() == [dialogue.first, dialogue.follow_up]
