@@ -138,6 +138,8 @@ class ListingsApp(BaseApp):
             citations=[citation(p, kb) for p in result["retrieved_properties"]],
             llm_used=bool(result["llm_used"]),
             extractive_reason=None if result["llm_used"] else result.get("extractive_reason") or "llm_error",
+            # the listings service opens every answer it composes without the model with its note
+            has_offline_note=not result["llm_used"],
             params=dict(result.get("params") or {}),
             session_id=request.session_id,
             # the merged request as one sentence when the conversation changed the question
