@@ -155,7 +155,7 @@ class _Parts:
             return raw.decode("latin-1")
 
 
-def _parser(headers: Mapping[str, str], parts_of: UploadSlot) -> tuple[MultipartParser, _Parts]:
+def _parser(headers: Mapping[str, str], slot: UploadSlot) -> tuple[MultipartParser, _Parts]:
     _, params = parse_options_header(headers.get("content-type", ""))
     boundary = params.get(b"boundary")
     if not boundary:
@@ -165,7 +165,7 @@ def _parser(headers: Mapping[str, str], parts_of: UploadSlot) -> tuple[Multipart
         codecs.lookup(charset)
     except LookupError:
         charset = "latin-1"
-    parts = _Parts(parts_of, charset)
+    parts = _Parts(slot, charset)
     try:
         return MultipartParser(boundary, parts.callbacks()), parts
     except FormParserError as exc:
