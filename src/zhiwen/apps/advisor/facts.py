@@ -30,9 +30,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from zhiwen.apps.advisor.fmt import wan
-from zhiwen.apps.advisor.places import find_cities, find_districts
 from zhiwen.chinese.numerals import NUMERALS as _CN
 from zhiwen.chinese.numerals import read_number
+from zhiwen.chinese.places import find_cities, find_districts
 from zhiwen.chinese.quantities import (
     AREA_UNIT,
     MONEY,

@@ -32,7 +32,6 @@ from __future__ import annotations
 from zhiwen.apps.listings.filters import RELAX_ORDER, hard_filters, relaxable_steps
 from zhiwen.apps.listings.flags import extract_flags
 from zhiwen.apps.listings.floors import extract_floors
-from zhiwen.apps.listings.gazetteer import Gazetteer, get_gazetteer
 from zhiwen.apps.listings.layout import extract_area, extract_property_type, extract_rooms
 from zhiwen.apps.listings.location import extract_location
 from zhiwen.apps.listings.negation import is_negated
@@ -50,6 +49,7 @@ from zhiwen.apps.listings.vocabulary import (
     SPECIALS,
     VILLA_TYPES,
 )
+from zhiwen.chinese.gazetteer import Gazetteer, get_gazetteer
 from zhiwen.chinese.normalise import normalise_question
 
 

@@ -21,21 +21,14 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from zhiwen.corpora.statutes import Article, Statute, parse_statute
 from zhiwen.documents import Chunk, Document
 from zhiwen.errors import IngestError
 from zhiwen.ingest.chunking import chunk_markdown
 
 from .countries import Gazetteer, default_gazetteer
 from .kbconfig import KBEntry, SourceConfig
-from .statutes import (
-    Article,
-    ArticleSelector,
-    Statute,
-    article_chunks,
-    parse_statute,
-    select_articles,
-    statute_document,
-)
+from .statutes import ArticleSelector, article_chunks, select_articles, statute_document
 from .visa_table import load_visa_table, policy_doc_ids, policy_documents
 
 log = logging.getLogger(__name__)
