@@ -71,17 +71,15 @@ class ListingsApp(BaseApp):
         self, data_dir: Path, ctx: AppContext, *, progress: bool = True, wait: bool = True
     ) -> SetupReport:
         """The KB ``listings`` (five cities): its text index, then the vectors (``wait``) or a note."""
-        from zhiwen.appkit.setup import KBBuild, SetupCorpus, run_setup
+        from zhiwen.appkit.setup import KBBuild, run_setup
 
         from .settings import listings_settings
 
         source = find_lianjia_dir(Path(data_dir))
 
-        def load() -> SetupCorpus:
-            corpus = load_lianjia(source)
-            return SetupCorpus(corpus.documents, corpus.chunks, corpus.warnings)
-
-        build = KBBuild(self.kbs[0], load, vectors=listings_settings(ctx.settings).vectors)
+        build = KBBuild(
+            self.kbs[0], lambda: load_lianjia(source), vectors=listings_settings(ctx.settings).vectors
+        )
         return run_setup(self.name, [build], ctx, progress=progress, wait=wait)
 
     def result(
