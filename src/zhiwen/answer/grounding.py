@@ -43,6 +43,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from zhiwen.chinese.number_check import allowed_numbers, check_numbers
 from zhiwen.llm.parse import strip_think
 
 #: every reason an LLM reply is not shown, with how a reader says it (see ``appkit.view``)
@@ -137,18 +138,13 @@ def mostly_latin(text: str) -> bool:
 
 def number_facts(facts: Iterable[Any], texts: Iterable[str] = ()) -> list[float]:
     """Every number a reply may state: of ``facts`` (nested dicts/lists, e.g. the listings shown)
-    and ``texts`` (the question, the understood request), in the number check's readings."""
-    # the one number check (units 万/亿/%, Chinese numerals, rounding) the tools share; imported
-    # here: it loads cn2an (~1.5 s), which an answer that asked no model never needs
-    from zhiwen.chinese.number_check import allowed_numbers
-
+    and ``texts`` (the question, the understood request), in the number check's readings (units
+    万/亿/%, Chinese numerals, rounding: the one check the tools share)."""
     return allowed_numbers(facts, texts)
 
 
 def unsupported_numbers(text: str, allowed: Sequence[float]) -> list[str]:
     """Figures of ``text`` (beyond small integers) that no number of ``allowed`` supports."""
-    from zhiwen.chinese.number_check import check_numbers
-
     return check_numbers(text, list(allowed)).unsupported
 
 

@@ -28,8 +28,6 @@ from __future__ import annotations
 import re
 import warnings
 
-import cn2an
-
 DIGITS: dict[str, int] = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "俩": 2, "三": 3, "四": 4,
                           "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}  # fmt: skip
 PLACES: dict[str, int] = {"十": 10, "百": 100, "千": 1000}
@@ -81,6 +79,8 @@ def read_number(text: str) -> float | None:
     token = token.replace("w", "万").replace("W", "万").replace("k", "千").replace("K", "千")
     if not token:
         return None
+    import cn2an  # here: importing it takes ~1.5 s, which reading 三千五 or 第十二条 never needs
+
     try:
         return float(cn2an.cn2an(token, "smart"))
     except (ValueError, KeyError, TypeError, IndexError):
@@ -100,6 +100,8 @@ def read_number(text: str) -> float | None:
 def to_arabic(text: str) -> str:
     """Every Chinese numeral of ``text`` in digits (``月供约九千元`` → ``月供约9000元``), by cn2an;
     the text as it is when cn2an cannot read it."""
+    import cn2an
+
     try:
         with warnings.catch_warnings():  # cn2an warns about fragments it leaves as they are
             warnings.simplefilter("ignore")

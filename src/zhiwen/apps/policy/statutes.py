@@ -10,6 +10,7 @@ citation of a hit names the exact article.
 
 Example::
 
+    >>> from zhiwen.corpora.statutes import parse_statute
     >>> statute = parse_statute(Path("出境入境管理法(2012-06-30).md"))
     >>> sel = ArticleSelector(articles=("第二十二条",), keywords=("机组",))
     >>> [a.label for a in select_articles(statute, sel)][:1]
