@@ -153,16 +153,21 @@ def _reading(cands: list[PlaceMention], preferred: str | None, *, strict: bool) 
     return min(cands, key=lambda m: m.bankuai is not None)  # a district reading first
 
 
+@lru_cache(maxsize=1)
+def _canonical_names() -> dict[tuple[str, str], str]:
+    """(city, name) → district, for every district's name, short form and alias."""
+    gaz = get_gazetteer()
+    names: dict[tuple[str, str], str] = {}
+    for city in gaz.cities:
+        for district in gaz.districts(city):
+            for name in (district, _short(district), *gaz.district_aliases(city, district)):
+                names.setdefault((city, name), district)  # a name two districts share: the first
+    return names
+
+
 def canonical_district(city: str, name: str) -> str | None:
     """浦东 / 浦东新区 / 南汇 / 闵行 → the district's name within ``city``; None when unknown."""
-    gaz = get_gazetteer()
-    if city not in gaz.cities:
-        return None
-    name = name.strip()
-    for district in gaz.districts(city):
-        if name in (district, _short(district)) or name in gaz.district_aliases(city, district):
-            return district
-    return None
+    return _canonical_names().get((city, name.strip()))
 
 
 __all__ = ["OTHER_CITIES", "PlaceMention", "canonical_district", "find_cities", "find_districts"]
