@@ -308,7 +308,7 @@ def advisor_templates(b: Bench, item: Mapping[str, Any]) -> list[str]:
 def path_tools(b: Bench, item: Mapping[str, Any], _: Any) -> Result:
     from zhiwen.apps.advisor.roles import load_roles
     from zhiwen.apps.advisor.tools import build_registry
-    from zhiwen.apps.advisor.verify import allowed_numbers, check_numbers
+    from zhiwen.chinese.number_check import allowed_numbers, check_numbers
     from zhiwen.tools import run_tool_loop
 
     role = next(r for r in load_roles() if r.synthesis)

@@ -25,7 +25,7 @@ them into ``{code, message, data}`` with the HTTP status below; the CLI prints `
 | 3013 | cross-site request refused (foreign ``Origin`` / ``Referer``) | 403 |
 | 3014 | unknown ``Host`` (DNS-rebinding protection) | 421 |
 
-(3010 / 3011, the upload queue's 429 / 507, live with the queue in :mod:`zhiwen.api.job_queue`.)
+(3010 / 3011, the upload queue's 429 / 507, live with its caps in :mod:`zhiwen.uploads.budget`.)
 """
 
 from __future__ import annotations

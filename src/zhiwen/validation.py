@@ -35,6 +35,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, ValidationInfo, ValidatorFunctionWrapHandler, WrapValidator
 from pydantic_core import PydanticCustomError
 
+from zhiwen.chinese.dates import read_day
+
 Kind = Literal["json", "missing", "type", "value"]
 
 _DATE = "日期格式无效，应为 YYYY-MM-DD，如 2026-01-15"
@@ -243,10 +245,6 @@ def unit_guard(check: UnitCheck) -> WrapValidator:
 
 
 # -- dates -----------------------------------------------------------------------------------
-_DAY = re.compile(r"(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*日?")
-_COMPACT_DAY = re.compile(r"(\d{4})(\d{2})(\d{2})")
-
-
 def parse_day(value: Any) -> date:
     """A calendar day as people write it: ``2026-01-15``, ``2026/1/15``, ``2026.01.15``,
     ``20260115``, ``2026年1月15日``; a ``date`` as it is. A number (a Unix timestamp, or
@@ -264,12 +262,8 @@ def parse_day(value: Any) -> date:
         return value
     if not isinstance(value, str):
         raise PydanticCustomError("date_type", "Input should be a valid date string")
-    text = value.strip()
-    m = _DAY.fullmatch(text) or _COMPACT_DAY.fullmatch(text)
     try:
-        if m is None:
-            return date.fromisoformat(text)
-        return date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        return read_day(value)
     except ValueError:
         raise PydanticCustomError("date_parsing", "Input should be a valid date") from None
 

@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ingest"))
 from doc_fixtures import md_to_docx, md_to_html, zip_bomb_docx
 
 from zhiwen.api.app import create_app
+from zhiwen.api.background import Background
 from zhiwen.config import Settings
 
 LAW = (
@@ -37,7 +38,7 @@ def settings(tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def client(settings: Settings) -> Iterator[TestClient]:
-    app = create_app(settings, app_routers=False)
+    app = create_app(settings, app_routers=False, background=Background(uploads=True))
     with TestClient(app) as c:
         yield c
     from zhiwen.kb import close_all

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from zhiwen.api.job_queue import SpoolBudget, UploadQueueFull, UploadSpoolFull
-from zhiwen.api.jobs import MAX_NAME_BYTES, safe_filename
-from zhiwen.api.routes.documents import _unique
+from zhiwen.uploads.budget import SpoolBudget, UploadQueueFull, UploadSpoolFull
+from zhiwen.uploads.names import MAX_NAME_BYTES, safe_filename, unique_name
 
 
 @pytest.mark.parametrize(
@@ -33,7 +32,7 @@ def test_long_names_are_cut_to_255_bytes_keeping_the_extension(name: str, suffix
 def test_short_names_are_kept_and_duplicates_stay_within_the_limit() -> None:
     assert safe_filename("通知.pdf") == "通知.pdf"
     taken: set[str] = set()
-    names = [_unique(safe_filename("关" * 300 + ".txt"), taken) for _ in range(12)]
+    names = [unique_name(safe_filename("关" * 300 + ".txt"), taken) for _ in range(12)]
     assert len(set(names)) == 12
     assert all(len(n.encode()) <= MAX_NAME_BYTES and n.endswith(".txt") for n in names)
     assert names[1].endswith("-2.txt") and names[11].endswith("-12.txt")

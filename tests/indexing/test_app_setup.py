@@ -14,10 +14,11 @@ import pytest
 
 from zhiwen.appkit.app import KBSpec
 from zhiwen.appkit.context import build_context
-from zhiwen.appkit.setup import KBBuild, SetupCorpus, duration_zh, run_setup, setup_lines
+from zhiwen.appkit.setup import KBBuild, duration_zh, run_setup, setup_lines
 from zhiwen.config import LLMSettings, Settings
 from zhiwen.documents import Chunk, Document
 from zhiwen.errors import IngestError, InvalidParameter
+from zhiwen.ingest.base import Corpus
 from zhiwen.kb import close_all, open_kb
 from zhiwen.kb.background import VectorFiller
 from zhiwen.kb.rates import KNOWN_EMBED_RATES, Rates
@@ -32,7 +33,7 @@ def settings(tmp_path: Path) -> Iterator[Settings]:
     close_all()
 
 
-def corpus(n: int, topic: str) -> SetupCorpus:
+def corpus(n: int, topic: str) -> Corpus:
     docs = [
         Document(
             id=f"{topic}{i}", text=f"{topic}第{i}条：关于{topic}的规定和办理流程。" * 3, title=f"{topic}{i}"
@@ -40,7 +41,7 @@ def corpus(n: int, topic: str) -> SetupCorpus:
         for i in range(n)
     ]
     chunks = [Chunk(id=f"{d.id}#0", doc_id=d.id, text=d.text, title=d.title, parent_id=d.id) for d in docs]
-    return SetupCorpus(docs, chunks, notes=[f"{topic}：{n} 篇"])
+    return Corpus(docs, chunks, warnings=[f"{topic}：{n} 篇"])
 
 
 def builds(*, text_only: bool = False) -> list[KBBuild]:
@@ -122,7 +123,7 @@ def test_a_text_only_kb_is_never_embedded_nor_its_queries(settings: Settings) ->
 
 
 def test_bad_data_fails_before_any_kb_is_created(settings: Settings) -> None:
-    def broken() -> SetupCorpus:
+    def broken() -> Corpus:
         raise IngestError("no data", message="未找到数据")
 
     bad = [*builds(), KBBuild(KBSpec("third", "第三个"), broken)]

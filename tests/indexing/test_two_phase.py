@@ -281,11 +281,10 @@ def test_server_start_resumes_missing_vectors(home: Path) -> None:
     from fastapi.testclient import TestClient
 
     from zhiwen.api.app import create_app
-    from zhiwen.cli.serve import with_vector_filler
+    from zhiwen.api.background import Background
 
     open_kb("k", create=True).index_documents(_docs(10), progress=False, dense="skip")
-    app = create_app(get_settings())
-    with_vector_filler(app, get_settings())
+    app = create_app(get_settings(), background=Background(vectors=True))
     with TestClient(app) as client:  # the lifespan runs: the filler resumes every KB
         assert vector_filler().wait_idle(timeout=30)
         info = client.get("/api/v1/kbs/k").json()["data"]["info"]

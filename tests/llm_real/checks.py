@@ -113,14 +113,14 @@ def figures_not_in(text: str, sources: Sequence[str]) -> list[str]:
     """Figures of ``text`` (beyond small integers) that none of ``sources`` states, in any
     rounding or unit — stricter than the advisor's own check, which also accepts any number of
     any tool result (so a right number under the wrong label passes it)."""
-    from zhiwen.apps.advisor.verify import allowed_numbers, check_numbers
+    from zhiwen.chinese.number_check import allowed_numbers, check_numbers
 
     return check_numbers(text, allowed_numbers([], sources)).unsupported
 
 
 def listing_numbers_unsupported(answer: Answer, question: str) -> list[str]:
     """Figures of a listings answer that no shown listing, nor the question, holds."""
-    from zhiwen.apps.advisor.verify import allowed_numbers, check_numbers
+    from zhiwen.chinese.number_check import allowed_numbers, check_numbers
 
     listings = answer.data.get("retrieved_properties") or []
     allowed = allowed_numbers(listings, [question, str(answer.data.get("requirements") or "")])

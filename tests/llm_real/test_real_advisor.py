@@ -75,7 +75,7 @@ def test_discussion_mode_shows_no_figure_the_tools_did_not_give(
                    "numbers when the model calls no tool (no app uses the loop today)")
 def test_tool_loop_text_carries_only_tool_figures(real_ctx: AppContext) -> None:
     from zhiwen.apps.advisor.tools import build_registry
-    from zhiwen.apps.advisor.verify import allowed_numbers, check_numbers
+    from zhiwen.chinese.number_check import allowed_numbers, check_numbers
     from zhiwen.tools import run_tool_loop
 
     ensure_app("advisor", real_ctx)

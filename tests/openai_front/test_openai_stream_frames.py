@@ -44,14 +44,22 @@ def _parse(frames: list[str]) -> tuple[list[dict[str, Any]], str]:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    deltas=st.lists(texts, max_size=8), cited=st.booleans(), include_usage=st.booleans(), llm=st.booleans()
+    deltas=st.lists(texts, max_size=8),
+    cited=st.booleans(),
+    include_usage=st.booleans(),
+    llm=st.booleans(),
+    noted=st.booleans(),
 )
 def test_any_delta_sequence_makes_one_well_formed_message(
-    deltas: list[str], cited: bool, include_usage: bool, llm: bool
+    deltas: list[str], cited: bool, include_usage: bool, llm: bool, noted: bool
 ) -> None:
     sources = [Citation(kb="demo", id="d1", title="来源一", text="片段")] if cited else []
     answer = Answer(
-        answer="".join(deltas), citations=sources, llm_used=llm, extractive_reason=None if llm else "no_llm"
+        answer="".join(deltas),
+        citations=sources,
+        llm_used=llm,
+        extractive_reason=None if llm else "no_llm",
+        has_offline_note=noted and not llm,
     )
     events = [AppEvent.sources(sources), *(AppEvent.delta(d) for d in deltas), AppEvent.done(answer)]
     chunks, content = _parse(list(completion_frames(iter(events), _state(include_usage), None)))  # type: ignore[arg-type]
@@ -59,7 +67,7 @@ def test_any_delta_sequence_makes_one_well_formed_message(
     assert content.startswith(body)
     tail = content[len(body) :]
     assert ("[1] 来源一" in tail) is cited  # no marker in the text: the footer brings it
-    assert ("离线模式" in tail) is (not llm and "大模型" not in body)
+    assert ("离线模式" in tail) is (not llm and not noted)  # the answer says whether it has its note
     assert chunks[0]["choices"][0]["delta"]["role"] == "assistant"
     stop = chunks[-2] if include_usage else chunks[-1]
     assert stop["choices"][0]["finish_reason"] == "stop"

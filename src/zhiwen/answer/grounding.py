@@ -14,8 +14,8 @@ source — then judges it. A reply fails, with the reason the answer carries as
                                   policy) — its sources would otherwise stand beside it as if they
                                   grounded it
 ``llm_unsupported_numbers``       a figure no shown fact nor the question holds (listings: prices,
-                                  areas, counts), read by the advisor's number check
-                                  (:mod:`zhiwen.tools.numbers`)
+                                  areas, counts), read by the number check the tools share
+                                  (:mod:`zhiwen.chinese.number_check`)
 ================================  ==================================================================
 
 Small models (Gemma 3 270M on the #31 bench) fail every one of these; a good model passes them
@@ -43,6 +43,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from zhiwen.chinese.number_check import allowed_numbers, check_numbers
 from zhiwen.llm.parse import strip_think
 
 #: every reason an LLM reply is not shown, with how a reader says it (see ``appkit.view``)
@@ -137,18 +138,13 @@ def mostly_latin(text: str) -> bool:
 
 def number_facts(facts: Iterable[Any], texts: Iterable[str] = ()) -> list[float]:
     """Every number a reply may state: of ``facts`` (nested dicts/lists, e.g. the listings shown)
-    and ``texts`` (the question, the understood request), in the number check's readings."""
-    # the advisor's number reader (units 万/亿/%, Chinese numerals, rounding), not a second one;
-    # imported here: importing zhiwen.tools loads the tool loop (~1 s), which answering never needs
-    from zhiwen.tools.numbers import allowed_numbers
-
+    and ``texts`` (the question, the understood request), in the number check's readings (units
+    万/亿/%, Chinese numerals, rounding: the one check the tools share)."""
     return allowed_numbers(facts, texts)
 
 
 def unsupported_numbers(text: str, allowed: Sequence[float]) -> list[str]:
     """Figures of ``text`` (beyond small integers) that no number of ``allowed`` supports."""
-    from zhiwen.tools.numbers import check_numbers
-
     return check_numbers(text, list(allowed)).unsupported
 
 

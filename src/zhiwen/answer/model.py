@@ -137,6 +137,8 @@ class Answer(BaseModel):
     ``answerable`` says whether the sources passed the KB's relevance floor (None: not judged).
     ``session_id`` is set by apps that keep a conversation. ``standalone_question`` is what was
     searched when the question followed a conversation (「理解为：…」; None: the question as asked).
+    ``has_offline_note``: the text already says no LLM wrote it (set where that note is added: the
+    answer stage's offline fallback, an app's own note), so an interface adds none of its own.
     ``data`` holds the app's own fields.
     """
 
@@ -144,6 +146,7 @@ class Answer(BaseModel):
     citations: list[Citation] = Field(default_factory=list)
     llm_used: bool = False
     extractive_reason: str | None = None  # why no LLM wrote it: no_llm, timeout, no_results …
+    has_offline_note: bool = False  # the text carries the note that no LLM wrote it
     params: dict[str, Any] = Field(default_factory=dict)  # effective retrieval parameters
     route: str | None = None
     answerable: bool | None = None

@@ -136,6 +136,9 @@ class AnswerPlan:
             citations=list(self.sources),
             llm_used=llm_used,
             extractive_reason=reason,
+            # every text the plan gives without the model carries its note (offline_text, the
+            # interrupted and discarded notes), but the no-results answer
+            has_offline_note=not llm_used and not self.empty,
             params=self.params,
             route=self.route,
             answerable=False if self.empty else self.answerable(),

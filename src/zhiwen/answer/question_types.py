@@ -23,6 +23,8 @@ from typing import Literal
 
 import rjieba
 
+from zhiwen.chinese.numerals import NUMERALS
+
 AnswerType = Literal["person", "date", "number", "place", "work"]
 Shape = Literal["fact", "how", "why", "list", "define"]
 
@@ -93,7 +95,7 @@ _CUES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (re.compile(r"哪些|有几种|哪几|包括"), re.compile(r"包括|包含|分为|分成|有以下|、.+、")),
 )
 
-_CN_NUM = "零〇一二两三四五六七八九十百千万亿"
+_CN_NUM = NUMERALS + "万亿"
 _DATE = re.compile(
     rf"(?:\d{{1,4}}|[{_CN_NUM}]{{1,5}})\s*(?:年|月|日|号)|\d{{4}}[-/.]\d{{1,2}}(?:[-/.]\d{{1,2}})?|"
     r"(?:上|下|本|今|去|明|前|后)(?:午|年|月|周)|世纪|年代|周[一二三四五六日天]|星期[一二三四五六日天]|"

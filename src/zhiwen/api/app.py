@@ -32,6 +32,10 @@ body limit (413) → input hygiene (unencodable text → 3002, :mod:`zhiwen.api.
 admission (one deadline per request, bounded queues → 503 + ``Retry-After``, what degraded;
 :mod:`zhiwen.api.admission`) → the routes.
 
+What runs behind the routes is the app's own lifespan (:mod:`zhiwen.api.background`): the upload
+worker of its :class:`~zhiwen.uploads.UploadService` and the vector filler, as ``background``
+asks (``zhiwen serve`` asks for both).
+
 Example::
 
     >>> from fastapi.testclient import TestClient
@@ -42,13 +46,9 @@ Example::
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import threading
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import anyio.to_thread
 from fastapi import Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi_offline import FastAPIOffline
@@ -56,6 +56,7 @@ from fastapi_offline import FastAPIOffline
 from zhiwen import __version__
 from zhiwen.api import openai as openai_front
 from zhiwen.api.admission import AdmissionMiddleware
+from zhiwen.api.background import Background, app_lifespan
 from zhiwen.api.handlers import install_exception_handlers
 from zhiwen.api.hygiene import InputHygieneMiddleware
 from zhiwen.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
@@ -67,59 +68,29 @@ from zhiwen.appkit.registry import AppRegistry, load_apps
 from zhiwen.config import Settings, get_settings
 from zhiwen.config.runtime import DynamicSettingsService
 from zhiwen.resilience import configure_resilience
+from zhiwen.uploads import UploadService
 
 log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).parents[1] / "webui"  # the web UI: an interface of its own, served here
 
 
-def _warm_up(settings: Settings, runtime: DynamicSettingsService) -> None:
-    """Off the request path: build the LLM client, load the offline answerer's term statistics,
-    and check that an enabled rerank model is on disk — a missing one is said at start (and
-    remembered: searches keep the fused order)."""
-    try:
-        from zhiwen.answer.scoring import preload_idf
-        from zhiwen.llm import get_llm
-        from zhiwen.retrieve.rerank import RerankerUnavailable, get_reranker
-
-        preload_idf()
-        get_llm(settings)
-        rerank = runtime.get().rerank
-        if rerank.enabled:
-            try:
-                get_reranker(rerank, api_key=settings.rerank.api_key).check()
-            except RerankerUnavailable as exc:
-                log.warning("rerank is enabled but cannot run: %s", exc.message)
-    except Exception:  # a warm-up only: the first request reports any real problem
-        log.debug("warm-up failed", exc_info=True)
-
-
 def create_app(
-    settings: Settings | None = None, *, app_routers: bool = True, apps: AppRegistry | None = None
+    settings: Settings | None = None,
+    *,
+    app_routers: bool = True,
+    apps: AppRegistry | None = None,
+    background: Background | None = None,
 ) -> FastAPI:
     """Build the service. ``settings`` default to :func:`zhiwen.config.get_settings`; ``apps``
-    to the installed apps (:func:`zhiwen.appkit.registry.load_apps`, which raises on a broken app).
+    to the installed apps (:func:`zhiwen.appkit.registry.load_apps`, which raises on a broken app);
+    ``background``: what runs behind the routes while the app runs (:mod:`zhiwen.api.background`:
+    the upload worker, the vector filler; none by default, all of it for ``zhiwen serve``).
     """
     settings = settings or get_settings()
     registry = apps if apps is not None else load_apps()
     configure_resilience(settings)
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # admitted answer + search requests each hold a worker thread: never let them take every
-        # thread of the pool that cheap routes and FastAPI's sync dependencies share
-        limiter = anyio.to_thread.current_default_thread_limiter()
-        cfg = settings.resilience
-        limiter.total_tokens = max(limiter.total_tokens, cfg.answer_concurrency + cfg.search_concurrency + 16)
-        # the LLM client (the openai SDK takes ~1 s to import) loads in the background, so the
-        # first questions do not spend their deadline on it
-        runtime = app.state.dynamic_settings
-        threading.Thread(
-            target=_warm_up, args=(settings, runtime), name="zhiwen-warm-up", daemon=True
-        ).start()
-        yield
-
     app = FastAPIOffline(
-        lifespan=lifespan,
+        lifespan=app_lifespan(settings, background or Background()),
         static_url="/static-offline-docs",
         title="知问 zhiwen",
         version=__version__,
@@ -132,6 +103,7 @@ def create_app(
     app.state.kbs = KBRegistry(settings)
     app.state.dynamic_settings = DynamicSettingsService(settings)
     app.state.apps = registry
+    app.state.uploads = UploadService(settings)  # its queue opens on first use
 
     install_exception_handlers(app)
     # added first = innermost: admission holds a slot only for requests that passed every check

@@ -22,7 +22,7 @@ from its settings section (``ZHIWEN_<APP>__VECTORS=true``: the user's override, 
 
 Example::
 
-    builds = [KBBuild(KBSpec("recipes", "HowToCook 菜谱"), lambda: SetupCorpus(docs, chunks))]
+    builds = [KBBuild(KBSpec("recipes", "HowToCook 菜谱"), lambda: load_howtocook(dishes))]
     report = run_setup("recipes", builds, ctx, wait=False)      # returns once BM25 answers
     report.text_ready_seconds, report.vectors_missing, report.eta_seconds
     print_setup(report, command="zhiwen recipes", data_dir=data, ask='ask "番茄炒蛋怎么做"')
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +40,7 @@ from rich.markup import escape
 
 from zhiwen.appkit.app import AppContext, KBSpec, SetupReport
 from zhiwen.documents import Chunk, Document
+from zhiwen.ingest.base import Corpus
 
 if TYPE_CHECKING:
     from zhiwen.kb import KnowledgeBase
@@ -49,22 +50,14 @@ if TYPE_CHECKING:
 WAIT_HELP = "在这里等向量补全（显示进度）；默认建好文本索引即返回，向量由 zhiwen serve 在后台补全"
 
 
-@dataclass(slots=True)
-class SetupCorpus:
-    """What one KB is built from: documents, their chunks (None: header-chunked), notes to show."""
-
-    documents: list[Document]
-    chunks: list[Chunk] | None = None
-    notes: list[str] = field(default_factory=list)
-
-
 @dataclass(frozen=True, slots=True)
 class KBBuild:
-    """One KB of a setup: its spec, how to read its sources, and whether it gets vectors
-    (``vectors=None``: the spec's declaration)."""
+    """One KB of a setup: its spec, how to read its sources (a :class:`~zhiwen.ingest.base.Corpus`:
+    documents, their chunks or None to chunk them by headers, and warnings the setup shows among
+    its notes), and whether it gets vectors (``vectors=None``: the spec's declaration)."""
 
     spec: KBSpec
-    load: Callable[[], SetupCorpus]
+    load: Callable[[], Corpus]
     vectors: bool | None = None
 
     @property
@@ -75,7 +68,7 @@ class KBBuild:
 @dataclass(slots=True)
 class _Planned:
     build: KBBuild
-    corpus: SetupCorpus
+    corpus: Corpus
     kb: KnowledgeBase
     chunks: list[Chunk]
     documents: list[Document]
@@ -153,7 +146,7 @@ def _fill(planned: Sequence[_Planned], rates: Rates, progress: bool, say: Say) -
             p.kb.build_vector_index()
 
 
-def _plan(app: str, build: KBBuild, corpus: SetupCorpus, ctx: AppContext) -> _Planned:
+def _plan(app: str, build: KBBuild, corpus: Corpus, ctx: AppContext) -> _Planned:
     """Open (create) the KB with its vectors declaration, chunk its documents, count the work."""
     from zhiwen.kb import open_kb
     from zhiwen.kb.knowledge_base import VECTORS_KEY
@@ -203,7 +196,7 @@ def _build_text(i: int, n: int, p: _Planned, progress: bool, say: Say, report: S
     indexed = p.kb.index_documents(p.documents, chunks=p.chunks, prune=True, progress=progress, dense="skip")
     say(f"      文本索引完成（{time.perf_counter() - started:.1f} 秒）")
     report.kbs[p.kb.name] = indexed.chunks
-    report.notes.extend(p.corpus.notes)
+    report.notes.extend(p.corpus.warnings)
     if not p.build.with_vectors:
         report.text_only.append(p.kb.name)
 
@@ -269,4 +262,4 @@ def print_setup(report: SetupReport, *, command: str, data_dir: Path | str, ask:
         console.print(line, highlight=False)
 
 
-__all__ = ["WAIT_HELP", "KBBuild", "SetupCorpus", "duration_zh", "print_setup", "run_setup", "setup_lines"]
+__all__ = ["WAIT_HELP", "KBBuild", "duration_zh", "print_setup", "run_setup", "setup_lines"]

@@ -425,16 +425,22 @@ def kb_delete(
     yes: bool = typer.Option(False, "--yes", "-y", help="不再确认"),
 ) -> None:
     """删除知识库（目录及其索引）。"""
-    from zhiwen.kb import delete_kb, list_kbs
+    from zhiwen.config import get_settings
+    from zhiwen.kb import list_kbs
+    from zhiwen.uploads import UploadService
 
-    if name not in list_kbs():
+    settings = get_settings()
+    if name not in list_kbs(settings):
         from zhiwen.errors import kb_not_found
 
         raise kb_not_found(name)
     if not yes and not typer.confirm(f"确定删除知识库「{name}」？此操作不可恢复", default=False):
         console.print("已取消")
         raise typer.Exit(1)
-    delete_kb(name)  # refused (exit 1) while an import writes it
+    # the server's uploads are coordinated through their durable queue: refused (exit 1) while
+    # an upload job of the KB is unfinished, or while an import writes it
+    with UploadService(settings) as uploads:
+        uploads.delete_kb(name)
     console.print(f"已删除知识库「{name}」")
 
 

@@ -15,9 +15,9 @@ serves at once (answers within seconds of a fresh install); the vectors fill in 
 On start the server resumes, in one background thread, the vectors that any of its KBs still
 lacks (an interrupted ``zhiwen index``, ``--dense skip``, the demo) — one KB at a time, small
 batches, so a user's query never waits long for the model; searches meanwhile fuse what exists
-and report their ``dense_coverage``. It also opens the durable upload queue
-(:mod:`zhiwen.api.jobs`): unfinished upload jobs are resumed or failed with a reason, and at
-shutdown the worker stops after the file in hand.
+and report their ``dense_coverage``. It also starts the upload worker (:mod:`zhiwen.uploads`):
+unfinished upload jobs are resumed or failed with a reason, and at shutdown the worker stops
+after the file in hand. Both are the app's own lifespan (:mod:`zhiwen.api.background`).
 
 One server per ``ZHIWEN_HOME`` (:mod:`zhiwen.home_lock`): ``serve`` and ``demo`` take the home's
 lock before anything else; a second server on the same home refuses to start, naming the first
@@ -26,16 +26,13 @@ one's pid and address.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
 import socket
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio.to_thread
 import typer
 from fastapi import FastAPI
 
@@ -55,63 +52,17 @@ _FINGERPRINT_KEY = "sample_fingerprint"
 
 
 def app_factory() -> FastAPI:
-    """What uvicorn imports (``--reload`` workers too): logging, then the app, which resumes
-    filling its KBs' missing vectors in the background while it serves."""
+    """What uvicorn imports (``--reload`` workers too): logging, then the app with everything a
+    server runs behind its routes (the upload worker, the vector filler)."""
     from zhiwen.api.app import create_app
+    from zhiwen.api.background import Background
     from zhiwen.logging import setup_logging
 
     settings = get_settings()
     setup_logging(settings)
-    app = create_app(settings)
-    with_vector_filler(app, settings)
-    with_upload_jobs(app, settings)
-    return app
-
-
-def with_upload_jobs(app: FastAPI, settings: Settings) -> None:
-    """Around the app's lifespan: open the upload queue at start (resume or fail what the last
-    process left), stop its worker at shutdown (the job in hand stays queued for the next start)."""
-    from zhiwen.api.jobs import job_manager, stop_job_manager
-
-    inner = app.router.lifespan_context
-
-    @contextlib.asynccontextmanager
-    async def lifespan(application: Any) -> AsyncIterator[Any]:
-        async with inner(application) as state:
-            await anyio.to_thread.run_sync(job_manager, settings)
-            try:
-                yield state
-            finally:
-                await anyio.to_thread.run_sync(stop_job_manager, settings)
-                # uvicorn ends a SIGTERM'd process by re-raising the signal, past run_server's
-                # finally: the home is let go here, once its worker has stopped
-                release_home(settings)
-
-    app.router.lifespan_context = lifespan
-
-
-def with_vector_filler(app: FastAPI, settings: Settings) -> None:
-    """Around the app's own lifespan: resume every KB's missing vectors after start, stop the
-    filler (between two batches; committed vectors stay) at shutdown."""
-    from zhiwen.kb.background import vector_filler
-
-    inner = app.router.lifespan_context
-
-    @contextlib.asynccontextmanager
-    async def lifespan(application: Any) -> AsyncIterator[Any]:
-        async with inner(application) as state:
-            filler = vector_filler()
-            try:
-                queued = filler.resume_all(settings)
-                log.info("vector filler: checking %d knowledge base(s) for missing vectors", queued)
-            except OSError as exc:  # an unreadable home must not stop the server
-                log.warning("cannot resume missing vectors: %s", exc)
-            try:
-                yield state
-            finally:
-                filler.stop()
-
-    app.router.lifespan_context = lifespan
+    # uvicorn ends a SIGTERM'd process by re-raising the signal, past run_server's finally: the
+    # home is let go by the app, once its upload worker has stopped
+    return create_app(settings, background=Background.server(on_stopped=lambda: release_home(settings)))
 
 
 def _check_port(host: str, port: int) -> None:

@@ -31,9 +31,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from zhiwen.chinese.number_check import allowed_numbers, check_numbers
 from zhiwen.errors import LLMError, ZhiwenError
 from zhiwen.llm.base import ChatModel, Message
-from zhiwen.tools.numbers import allowed_numbers, check_numbers
 from zhiwen.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from support.fake_openai import FakeOpenAI, Reply
 from zhiwen.appkit.app import AppContext, AskRequest
 from zhiwen.apps.advisor.app import AdvisorApp
 from zhiwen.apps.advisor.rules import get_rulebook
-from zhiwen.apps.advisor.verify import allowed_numbers, check_numbers
+from zhiwen.chinese.number_check import allowed_numbers, check_numbers
 from zhiwen.llm.client import OpenAIChatClient
 
 

@@ -14,15 +14,18 @@ from hypothesis import strategies as st
 from zhiwen.appkit.app import AppContext
 from zhiwen.apps.advisor.kb import faq_documents, rule_documents, statute_documents
 from zhiwen.apps.advisor.market import DATA_NOTE, MarketData, market_path
-from zhiwen.apps.advisor.places import find_districts, gazetteer
 from zhiwen.apps.advisor.tools import build_registry
+from zhiwen.chinese.gazetteer import get_gazetteer
+from zhiwen.chinese.places import find_districts
 from zhiwen.errors import ToolValidationError
 
 
 def csv_unit_prices(shared: Path, code: str, district: str) -> list[float]:
-    """Unit prices of a district, read straight from the CSV with the gazetteer JSON."""
-    spec = next(c for c in gazetteer()["cities"].values() if c["code"] == code)
-    bankuai = set(spec["districts"][district]["bankuai"])
+    """Unit prices of a district, read straight from the CSV with the gazetteer's 板块."""
+    gaz = get_gazetteer()
+    city = gaz.city_of_code(code)
+    assert city is not None
+    bankuai = set(gaz.bankuai(city, district))
     path = shared / "lianjia_ershoufang" / f"ErshoufangSpider_{code}.csv"
     with path.open(encoding="utf-8") as fh:
         return [float(r["unit_price"]) for r in csv.DictReader(fh) if r["location"].strip() in bankuai]

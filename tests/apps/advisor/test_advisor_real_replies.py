@@ -13,8 +13,8 @@ import pytest
 
 from support.fake_openai import FakeOpenAI, Reply
 from zhiwen.apps.advisor.roles import role_by_key
-from zhiwen.apps.advisor.verify import allowed_numbers, check_numbers
 from zhiwen.apps.advisor.writer import reply_problem, strip_think, write_message
+from zhiwen.chinese.number_check import allowed_numbers, check_numbers
 from zhiwen.llm import OpenAIChatClient
 
 TEMPLATE = (

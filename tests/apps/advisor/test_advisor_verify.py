@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zhiwen.apps.advisor.verify import allowed_numbers, check_numbers, extract_numbers, missing_key_numbers
+from zhiwen.chinese.number_check import allowed_numbers, check_numbers, extract_numbers, missing_key_numbers
 
 ALLOWED = allowed_numbers(
     [{"monthly_payment": 8967.34, "ratio": 0.4484, "total_interest": 1_128_243.98}], ["月收入2万"]

@@ -8,7 +8,7 @@ import importlib
 import pytest
 
 MODULES = [
-    "numerals", "negation", "vocabulary", "requirements", "price", "location", "layout",
+    "negation", "vocabulary", "requirements", "price", "location", "layout",
     "floors", "flags", "specials", "quality", "filters", "describe", "extract", "followup",
     "turns",
 ]  # fmt: skip

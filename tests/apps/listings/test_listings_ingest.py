@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from zhiwen.apps.listings.gazetteer import get_gazetteer
-from zhiwen.apps.listings.ingest import load_lianjia, parse_floor, parse_orientation, parse_room
+from zhiwen.apps.listings.ingest import load_lianjia
+from zhiwen.chinese.gazetteer import get_gazetteer
+from zhiwen.corpora.lianjia import parse_floor, parse_orientation, parse_room
 from zhiwen.errors import IngestError
 
 CITY_FILES = {"上海": "sh", "深圳": "sz", "广州": "gz", "杭州": "hz", "成都": "cd"}

@@ -13,8 +13,9 @@ from policy_fixtures import SHARED_DATA, VISA_DIR
 from zhiwen.apps.policy.corpus import build_corpus
 from zhiwen.apps.policy.countries import Gazetteer, default_gazetteer, normalise_name
 from zhiwen.apps.policy.kbconfig import load_kb_config, parse_kb_config
-from zhiwen.apps.policy.statutes import ArticleSelector, chinese_number, parse_statute, select_articles
+from zhiwen.apps.policy.statutes import ArticleSelector, select_articles
 from zhiwen.apps.policy.visa_table import load_visa_table, parse_end_date, parse_tag, policy_file_for
+from zhiwen.corpora.statutes import parse_statute
 from zhiwen.errors import IngestError, InvalidParameter
 
 GAZ = default_gazetteer()
@@ -127,31 +128,6 @@ def test_real_table_every_country_known() -> None:
 
 
 # -- statutes --------------------------------------------------------------------------------
-_DIGITS = "零一二三四五六七八九"
-
-
-def to_chinese(n: int) -> str:
-    """Reference conversion for 1..999 as statutes write it (十, 二十二, 一百零五, 一百八十一)."""
-    hundreds, rest = divmod(n, 100)
-    tens, ones = divmod(rest, 10)
-    out = ""
-    if hundreds:
-        out += _DIGITS[hundreds] + "百"
-        if rest and tens == 0:
-            out += "零"
-    if tens:
-        out += ("" if tens == 1 and not hundreds else _DIGITS[tens]) + "十"
-    if ones:
-        out += _DIGITS[ones]
-    return out
-
-
-@given(st.integers(min_value=1, max_value=999))
-def test_chinese_numbers(n: int) -> None:
-    assert chinese_number(to_chinese(n)) == n
-    assert chinese_number(str(n)) == n
-
-
 def test_parse_statute(mini_data: Path) -> None:
     s = parse_statute(mini_data / "cn_law_subset" / "出境入境管理法(2012-06-30).md")
     assert (s.id, s.title, s.date) == ("出境入境管理法", "中华人民共和国出境入境管理法", "2012-06-30")

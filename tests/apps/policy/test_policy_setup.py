@@ -48,12 +48,11 @@ def test_setup_names_each_kb_shows_an_eta_and_returns_before_the_vectors(home: P
     assert asked.exit_code == 0 and "意图：免签政策" in asked.stdout and "泰国" in asked.stdout
     # so does the API; the server's start then fills every KB's vectors in the background
     from zhiwen.api.app import create_app
-    from zhiwen.cli.serve import with_vector_filler
+    from zhiwen.api.background import Background
     from zhiwen.kb.background import vector_filler
 
     settings = make_settings(home)
-    server = create_app(settings)
-    with_vector_filler(server, settings)
+    server = create_app(settings, background=Background(vectors=True))
     with TestClient(server) as client:
         r = client.post("/api/v1/policy/ask", json={"question": "中国公民去泰国需要签证吗？"})
         assert r.status_code == 200 and r.json()["data"]["intent"] == "visa_free"

@@ -59,12 +59,11 @@ def test_setup_returns_with_the_vectors_missing_and_answers_at_once(home: Path, 
     asked = CliRunner().invoke(group, ["ask", "凉拌黄瓜怎么做"])
     assert asked.exit_code == 0 and "凉拌黄瓜" in asked.stdout
     from zhiwen.api.app import create_app
-    from zhiwen.cli.serve import with_vector_filler
+    from zhiwen.api.background import Background
     from zhiwen.kb.background import vector_filler
 
     settings = settings_of(home)
-    server = create_app(settings)
-    with_vector_filler(server, settings)
+    server = create_app(settings, background=Background(vectors=True))
     with TestClient(server) as client:
         r = client.post("/api/v1/qa", json={"kb": "recipes", "question": "凉拌黄瓜怎么做"})
         assert r.status_code == 200 and "凉拌黄瓜" in r.json()["data"]["answer"]

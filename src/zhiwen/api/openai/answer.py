@@ -6,7 +6,8 @@
   ``[1] 标题``, so the markers are in the text for clients that show only text. Citations without
   a snippet (generic QA cites whole documents) get the document's opening text.
 * **Offline** answers say so: ``zhiwen.llm_used: false`` with the reason, and a visible note
-  when the app's text carries none (the engine's extractive answers do).
+  when the app's text carries none (``Answer.has_offline_note``: the engine's extractive answers
+  and the listings app write their own).
 * **Usage** is an estimate, the same for every app: one token per CJK character plus one per
   four other characters (no tokenizer matches every LLM; an app may make several LLM calls or
   none). Prompt tokens count the whole conversation sent.
@@ -14,7 +15,7 @@
 Example::
 
     >>> cited = number_citations(answer.citations, ctx)           # [CitationOut(index=1, …), …]
-    >>> text = answer.answer + closing_text(answer.answer, cited, llm_used=False, reason="no_llm")
+    >>> text = answer.answer + closing_text(answer, answer.answer, cited)
     >>> estimate_tokens("怎么创建知识库？ok")
     9
 """
@@ -60,9 +61,10 @@ def sources_footer(citations: Sequence[CitationOut]) -> str:
     return "\n\n**来源**\n" + "\n".join(lines)
 
 
-def offline_note(text: str, llm_used: bool, reason: str | None) -> str:
-    """The visible note for an extractive answer whose text does not already say so."""
-    if llm_used or reason == "no_results" or "大模型" in text:
+def offline_note(answer: Answer) -> str:
+    """The visible note for an extractive answer whose text does not already say so
+    (``Answer.has_offline_note``; a no-results answer needs none)."""
+    if answer.llm_used or answer.has_offline_note or answer.extractive_reason == "no_results":
         return ""
     return "\n\n" + OFFLINE_NOTE
 
@@ -100,12 +102,13 @@ def number_citations(citations: Sequence[Citation], ctx: AppContext) -> list[Cit
     ]
 
 
-def closing_text(text: str, citations: Sequence[CitationOut], *, llm_used: bool, reason: str | None) -> str:
-    """What follows the app's text: the sources footer (no marker in it) and the offline note."""
+def closing_text(answer: Answer, text: str, citations: Sequence[CitationOut]) -> str:
+    """What follows ``text`` (the answer's text as shown): the sources footer (no marker in it)
+    and the offline note."""
     tail = ""
     if citations and not has_markers(text):
         tail += sources_footer(citations)
-    return tail + offline_note(text + tail, llm_used, reason)
+    return tail + offline_note(answer)
 
 
 def zhiwen_info(answer: Answer, *, app: str | None, kb: str | None) -> ZhiwenInfo:

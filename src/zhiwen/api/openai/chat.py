@@ -124,9 +124,7 @@ def _completion(
     ctx: AppContext,
 ) -> ChatCompletion:
     cited = number_citations(answer.citations, ctx)
-    text = answer.answer + closing_text(
-        answer.answer, cited, llm_used=answer.llm_used, reason=answer.extractive_reason
-    )
+    text = answer.answer + closing_text(answer, answer.answer, cited)
     info = zhiwen_info(answer, app=target.answerer.app_name, kb=target.kb)
     return ChatCompletion(
         id=f"chatcmpl-{uuid.uuid4().hex}",

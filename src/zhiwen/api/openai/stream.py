@@ -95,7 +95,7 @@ def _final_frames(state: StreamState, ctx: AppContext) -> Iterator[str]:
     text = "".join(state.text)
     answer = state.answer or Answer(answer=text, extractive_reason="no_llm")
     cited = number_citations(answer.citations, ctx)
-    tail = closing_text(text, cited, llm_used=answer.llm_used, reason=answer.extractive_reason)
+    tail = closing_text(answer, text, cited)
     frame = state.content(tail)
     if frame:
         yield frame

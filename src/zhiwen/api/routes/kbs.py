@@ -11,8 +11,10 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
+from zhiwen.api.background import get_uploads
 from zhiwen.appkit.deps import (
     Access,
+    KBName,
     KBRegistry,
     get_access,
     get_kb,
@@ -23,6 +25,7 @@ from zhiwen.appkit.deps import (
 from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.errors import ZhiwenError
 from zhiwen.kb import KnowledgeBase
+from zhiwen.uploads import UploadService
 
 router = APIRouter(prefix="/api/v1", tags=["knowledge bases"])
 log = logging.getLogger(__name__)
@@ -106,18 +109,12 @@ class KBDeleted(BaseModel):
     response_model=Envelope[KBDeleted],
     dependencies=[Depends(require_kb_write)],
 )
-async def delete_kb(kb: str, registry: KBRegistry = Depends(get_kb_registry)) -> dict[str, Any]:
+async def delete_kb(kb: KBName, uploads: UploadService = Depends(get_uploads)) -> dict[str, Any]:
     """Delete a whole KB (its directory and, on PostgreSQL or Qdrant, its data there).
 
     An unknown KB is 404 / 3004; a KB an import is writing is refused (409 / 3008) and kept, and
     so is a KB with an unfinished upload job (queued or running) or an upload still arriving:
     the job would otherwise write its files into the deleted KB's folder again.
     """
-    from zhiwen.api.jobs import job_manager
-    from zhiwen.kb import delete_kb as remove
-
-    uploads = await run_in_threadpool(job_manager, registry.settings)
-    with uploads.deleting(kb):  # 409 while an import of it is unfinished; holds off new uploads
-        await registry.aget(kb)  # 404 for an unknown or invalid name, before anything is touched
-        await run_in_threadpool(remove, kb, registry.settings)
+    await run_in_threadpool(uploads.delete_kb, kb)  # 409 first, then 404 for an unknown KB
     return ok({"kb": kb, "deleted": True})

@@ -75,7 +75,8 @@ class AdvisorApp(BaseApp):
     ) -> SetupReport:
         """The market tables, then the policy KB (statutes + rules) and the FAQ KB: their text
         indexes, then the vectors (``wait``) or a note on them."""
-        from zhiwen.appkit.setup import KBBuild, SetupCorpus, run_setup
+        from zhiwen.appkit.setup import KBBuild, run_setup
+        from zhiwen.ingest.base import Corpus
 
         start = time.perf_counter()
         data_dir = Path(data_dir)
@@ -86,14 +87,13 @@ class AdvisorApp(BaseApp):
         market.save(market_path(ctx.settings.home))
         market_s = time.perf_counter() - start
 
-        def policy() -> SetupCorpus:
+        def policy() -> Corpus:
             docs, chunks = statute_documents(law_dir)
             rule_docs, rule_chunks = rule_documents()
-            return SetupCorpus(docs + rule_docs, chunks + rule_chunks)
+            return Corpus(docs + rule_docs, chunks + rule_chunks)
 
-        def faq() -> SetupCorpus:
-            docs, chunks = faq_documents()
-            return SetupCorpus(docs, chunks)
+        def faq() -> Corpus:
+            return Corpus(*faq_documents())
 
         policy_spec, faq_spec = self.kbs
         vectors = advisor_settings(ctx.settings).vectors  # the user's override, if any

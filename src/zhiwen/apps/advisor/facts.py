@@ -1,9 +1,10 @@
 """The user's facts (price, budget, down payment, loan, income, area, city …) from Chinese text.
 
 Amounts may be written in digits or Chinese numerals, with or without units: 300万, 三百万,
-两万, 2万元, 两万五, 1.5万, 3,000,000元. Numerals are read by ``cn2an``; this module only finds
-where the amounts are and what they mean. Facts accumulate over a conversation: a later message
-overrides what it restates ("那如果首付150万呢？" replaces 首付三成 and keeps the rest).
+两万, 2万元, 两万五, 1.5万, 3,000,000元. Amounts, their units and places are read by
+:mod:`zhiwen.chinese`; this module only finds which fact each amount states. Facts accumulate
+over a conversation: a later message overrides what it restates ("那如果首付150万呢？"
+replaces 首付三成 and keeps the rest).
 
 Every amount is read with its unit and its role: an amount followed by ㎡/平/年/%/成 is never
 money (「95㎡ 480万」: 95㎡ is the area, 480万 the price), a loan amount is its own fact
@@ -26,29 +27,23 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import cn2an
 from pydantic import BaseModel, Field
 
-from zhiwen.apps.advisor.places import find_cities, find_districts
-
-_CN = "零〇一二两三四五六七八九十百千"
-NUM_AR = r"\d+(?:\.\d+)?"
-NUM_CN = rf"[{_CN}]+(?:点[零〇一二三四五六七八九]+)?"
-# "两万五" / "2万5千" read the digit after 万 as the next place; "2万一个月" does not
-_TAIL = r"(?:[零〇一二两三四五六七八九]|\d(?![\d.]))(?:千)?(?![个平套年月次间天号])"
-AMOUNT = rf"(?:{NUM_AR}|{NUM_CN})(?:\s*(?:亿|万|w|W|千|k|K)(?:{_TAIL})?)?"
-AMOUNT_WITH_UNIT = rf"(?:(?:{NUM_AR}|{NUM_CN})\s*(?:亿|万|w|W)(?:{_TAIL})?|\d{{5,}}(?:\.\d+)?)"
-# what makes a number something other than money: an area, years, a percentage, a ratio, rooms
-_NOT_MONEY_UNIT = r"(?:平方米|平米|平方|平(?!均|时|常)|㎡|m2|m²|方(?!案|式|面|便)|年|%|％|成|室|居|层|楼|岁)"
-# a money amount must end where its number ends (never 9 of 95㎡, 九十 of 九十五平) and must not be
-# followed by a unit that gives it another role (95㎡, 30年, 3.1%, 三成)
-_MONEY_END = (
-    rf"(?!(?<=[\d.])[\d.]|(?<=[{_CN}])[{_CN}]"
-    rf"|(?<=[\d{_CN}])\s*(?:亿|万|千|w|W|k|K)|\s*{_NOT_MONEY_UNIT})"
+from zhiwen.apps.advisor.fmt import wan
+from zhiwen.chinese.numerals import NUMERALS as _CN
+from zhiwen.chinese.numerals import read_number
+from zhiwen.chinese.places import find_cities, find_districts
+from zhiwen.chinese.quantities import (
+    AREA_UNIT,
+    MONEY,
+    MONEY_WITH_UNIT,
+    NUM_AR,
+    NUM_CN,
+    money_yuan,
+    ratio_text,
+    tenths,
 )
-MONEY = rf"(?:{AMOUNT}){_MONEY_END}"
-MONEY_WITH_UNIT = rf"(?:{AMOUNT_WITH_UNIT}){_MONEY_END}"
-_UNITS = {"亿": 100_000_000, "万": 10_000, "千": 1_000}
+
 # a correction restates one fact: 「年限改成30年」, 「首付改成两成」, 「利率换成3.5%」
 _CHANGE = (
     r"改成|改为|改到|换成|换为|变成|变为|调整为|调整到|调整成|调成|调到|调为|降到|降为|降至|降低到|"
@@ -58,36 +53,6 @@ _FILL = (
     rf"(?:{_CHANGE}|是|为|有|约|大约|大概|在|差不多|能|可以|只有|付|交|按|是按|一共|总共|左右"
     r"|每月|一个月|[:：\s])*"
 )
-
-
-def parse_number(text: str) -> float | None:
-    """'300万' → 3e6, '两万五' → 25000, '3.1' → 3.1, '三点一' → 3.1; None when unreadable."""
-    token = text.strip().replace(",", "").replace("，", "").replace(" ", "")
-    token = token.replace("w", "万").replace("W", "万").replace("k", "千").replace("K", "千")
-    if not token:
-        return None
-    try:
-        return float(cn2an.cn2an(token, "smart"))
-    except (ValueError, KeyError, TypeError, IndexError):
-        pass
-    m = re.fullmatch(r"(.+?)(亿|万|千)(.*)", token)
-    if m is None:
-        return None
-    head = parse_number(m.group(1))
-    if head is None:
-        return None
-    unit = _UNITS[m.group(2)]
-    tail = parse_number(m.group(3)) if m.group(3) else 0.0
-    return head * unit + (tail or 0.0) * unit / 10
-
-
-def _money(token: str, *, bare_unit: int = 1) -> float | None:
-    """An amount in 元; ``bare_unit`` scales small bare numbers (总价300 → 300万, 3000000 stays)."""
-    value = parse_number(token)
-    if value is None:
-        return None
-    has_unit = any(u in token for u in ("万", "亿", "千", "w", "W", "k", "K"))
-    return value if has_unit or value >= 10_000 else value * bare_unit
 
 
 class UserFacts(BaseModel):
@@ -146,11 +111,6 @@ def _first(pattern: str, text: str) -> re.Match[str] | None:
     return re.search(pattern, text)
 
 
-def _ratio_word(token: str) -> float | None:
-    value = parse_number(token)
-    return None if value is None else value / 10
-
-
 def extract_facts(text: str) -> UserFacts:
     """Facts stated in one message (unstated fields stay None)."""
     t = re.sub(r"(?<=\d)[,，](?=\d{3})", "", text)
@@ -182,22 +142,22 @@ def _money_facts(t: str, f: UserFacts) -> None:
     if m is None:
         m = _first(rf"({MONEY_WITH_UNIT})\s*(?:元|块)?\s*(?:左右)?的?(?:{_HOME_WORDS})", t)
     if m:
-        f.price = _money(m.group(1), bare_unit=10_000)
+        f.price = money_yuan(m.group(1), bare_unit=10_000)
     m = _first(rf"预算{_FILL}({MONEY})", t) or _first(rf"({MONEY})\s*(?:元|块)?\s*(?:的|左右的?)?预算", t)
     if m:
-        f.budget = _money(m.group(1), bare_unit=10_000)
+        f.budget = money_yuan(m.group(1), bare_unit=10_000)
 
 
 def _down_payment_facts(t: str, f: UserFacts) -> None:
     """The down payment: a ratio (三成, 30%, 百分之三十) or an amount."""
     m = _first(rf"首付(?:款|比例)?{_FILL}({NUM_AR}|[{_CN}]+)\s*成", t)
     if m:
-        f.down_payment_ratio = _ratio_word(m.group(1))
+        f.down_payment_ratio = tenths(m.group(1))
     elif m := _first(rf"首付(?:款|比例)?{_FILL}(?:({NUM_AR})\s*[%％]|百分之({NUM_AR}|{NUM_CN}))", t):
-        value = parse_number(m.group(1) or m.group(2))
+        value = read_number(m.group(1) or m.group(2))
         f.down_payment_ratio = None if value is None else value / 100
     elif m := _first(rf"首付(?:款)?{_FILL}({MONEY})", t):
-        f.down_payment = _money(m.group(1), bare_unit=10_000)
+        f.down_payment = money_yuan(m.group(1), bare_unit=10_000)
 
 
 def _loan_amount_facts(t: str, f: UserFacts) -> None:
@@ -207,7 +167,7 @@ def _loan_amount_facts(t: str, f: UserFacts) -> None:
         t,
     )
     m = m or _first(rf"(?:贷款金额|贷款额|贷款总额){_FILL}({MONEY})", t)
-    if m and (amount := _money(m.group(1), bare_unit=10_000)) is not None and amount >= 10_000:
+    if m and (amount := money_yuan(m.group(1), bare_unit=10_000)) is not None and amount >= 10_000:
         f.loan_amount = amount
 
 
@@ -223,12 +183,12 @@ def _loan_facts(t: str, f: UserFacts) -> None:
     """The loan's years, rate and repayment method."""
     m = _first(rf"(?:贷款|贷|按揭|还款|分期|期限|年限)(?:期限|年限)?{_FILL}{_YEARS}", t)
     m = m or _first(rf"{_YEARS}(?:期)?的?(?:贷款|按揭|商贷|公积金贷款|房贷|还清|等额)", t)
-    if m and (years := parse_number(m.group(1))) is not None and 1 <= years <= 50:
+    if m and (years := read_number(m.group(1))) is not None and 1 <= years <= 50:
         f.loan_years = int(years)
 
     m = _first(rf"利率{_FILL}(?:({NUM_AR})\s*[%％]?|百分之({NUM_AR}|{NUM_CN})|({NUM_CN}))", t)
     m = m or _first(rf"({NUM_AR})\s*[%％]\s*的?(?:年)?利率", t)
-    if m and (rate := parse_number(next(g for g in m.groups() if g))) is not None and 0 <= rate < 30:
+    if m and (rate := read_number(next(g for g in m.groups() if g))) is not None and 0 <= rate < 30:
         f.rate = rate
 
     if "等额本金" in t:
@@ -243,27 +203,26 @@ def _income_facts(t: str, f: UserFacts) -> None:
         rf"(?:月收入|月薪|月工资|每月收入|每个月收入|每月到手|月到手|收入|工资|薪水|税后){_FILL}({MONEY})", t
     )
     if m:
-        f.monthly_income = _money(m.group(1))
+        f.monthly_income = money_yuan(m.group(1))
     if m := _first(rf"(?:年收入|年薪){_FILL}({MONEY})", t):
-        income = _money(m.group(1))
+        income = money_yuan(m.group(1))
         f.monthly_income = None if income is None else round(income / 12, 2)
 
     if m := _first(rf"月供{_FILL}({MONEY})", t):
-        f.monthly_payment = _money(m.group(1))
+        f.monthly_payment = money_yuan(m.group(1))
 
 
 def _size_facts(t: str, f: UserFacts) -> None:
     """The area and the number of rooms."""
     m = _first(
-        rf"(?:面积|建面|套内)?{_FILL}({NUM_AR}|{NUM_CN})\s*(?:平方米|平米|平方|平|㎡|m2|m²|方)"
-        r"(?!台|均|时|常|案|式|面|便)",
+        rf"(?:面积|建面|套内)?{_FILL}({NUM_AR}|{NUM_CN})\s*{AREA_UNIT}(?!台|均|时|常|案|式|面|便)",
         t,
     )
-    if m and (area := parse_number(m.group(1))) is not None and 5 <= area <= 2000:
+    if m and (area := read_number(m.group(1))) is not None and 5 <= area <= 2000:
         f.area = area
 
     if m := _first(r"([1-9]|[一二两三四五六])\s*(?:室|房|居)(?!价|贷|子|龄|产|屋|东|源)", t):
-        rooms = parse_number(m.group(1))
+        rooms = read_number(m.group(1))
         f.rooms = None if rooms is None else int(rooms)
 
 
@@ -304,7 +263,7 @@ def _home_facts(t: str, f: UserFacts) -> None:
     if m := re.search(
         rf"(?:房龄|持有|产证|房本|购入|买了)(?:满|已|已经|有|是|为)?({NUM_AR}|[{_CN}]+)\s*年", t
     ):
-        age = parse_number(m.group(1))
+        age = read_number(m.group(1))
         if age is not None and 0 <= age <= 100:
             f.house_age_years = int(age)
 
@@ -332,19 +291,19 @@ def _unlabelled_facts(t: str, f: UserFacts) -> None:
     a lone price 「95㎡ 480万」 (an amount of 10万 or more that no other fact claims)."""
     if f.loan_years is None and f.house_age_years is None:
         m = _first(_BARE_YEARS, t)
-        if m and (years := parse_number(m.group(1))) is not None and 1 <= years <= 30:
+        if m and (years := read_number(m.group(1))) is not None and 1 <= years <= 30:
             f.loan_years = int(years)
     if f.rate is None:
         for m in re.finditer(rf"(?<![\d.])({NUM_AR})\s*[%％]", t):
             before = re.split(r"[，,、；;。！!？?]", t[: m.start()])[-1]  # the clause it is in
-            rate = parse_number(m.group(1))
+            rate = read_number(m.group(1))
             if rate is not None and 0.5 <= rate <= 10 and not re.search(_NOT_RATE_WORDS, before):
                 f.rate = rate
                 break
     if f.price is None and f.budget is None and f.loan_amount is None:
         for m in re.finditer(MONEY_WITH_UNIT, t):
             before = t[max(0, m.start() - 6) : m.start()]
-            amount = _money(m.group())
+            amount = money_yuan(m.group())
             if amount is not None and amount >= 100_000 and not re.search(_OTHER_MONEY_WORDS, before):
                 f.price = amount
                 return
@@ -381,7 +340,6 @@ def facts_from_messages(messages: Iterable[Mapping[str, Any]], base: UserFacts |
 
 
 # -- the echo: the facts used, stated back at the top of every answer -----------------------------
-_RATIO_WORDS = dict(enumerate(("一成", "两成", "三成", "四成", "五成", "六成", "七成", "八成", "九成"), 1))
 _HOME_NAMES = {1: "首套", 2: "二套", 3: "三套"}
 _COMPUTING = (
     "price", "budget", "down_payment", "down_payment_ratio", "loan_amount", "loan_years", "rate",
@@ -389,45 +347,33 @@ _COMPUTING = (
 )  # fmt: skip
 
 
-def _wan(value: float) -> str:
-    text = f"{value / 10_000:,.2f}".rstrip("0").rstrip(".")
-    return f"{text}万元"
-
-
 def _money_text(value: float) -> str:
     """万元 for whole hundreds (2万元, 1.5万元), else 元 to the cent (8,500元)."""
     if value >= 10_000 and round(value) % 100 == 0:
-        return _wan(value)
+        return wan(value)
     return f"{value:,.2f}".rstrip("0").rstrip(".") + "元"
-
-
-def _ratio_text(ratio: float) -> str:
-    tenths = round(ratio * 10, 9)
-    if tenths.is_integer() and int(tenths) in _RATIO_WORDS:
-        return _RATIO_WORDS[int(tenths)]
-    return f"{ratio * 100:.2f}".rstrip("0").rstrip(".") + "%"
 
 
 def _price_parts(f: UserFacts) -> list[str]:
     if f.price is not None:
-        return [f"总价{_wan(f.price)}"]
+        return [f"总价{wan(f.price)}"]
     if f.budget is not None:
-        return [f"预算{_wan(f.budget)}"]
+        return [f"预算{wan(f.budget)}"]
     return []
 
 
 def _down_parts(f: UserFacts) -> list[str]:
     price = f.effective_price()
     if f.down_payment_ratio is not None:
-        amount = f"（{_wan(price * f.down_payment_ratio)}）" if price else ""
-        return [f"首付{_ratio_text(f.down_payment_ratio)}{amount}"]
+        amount = f"（{wan(price * f.down_payment_ratio)}）" if price else ""
+        return [f"首付{ratio_text(f.down_payment_ratio)}{amount}"]
     if f.down_payment is not None:
-        return [f"首付{_wan(f.down_payment)}"]
+        return [f"首付{wan(f.down_payment)}"]
     return []
 
 
 def _loan_parts(f: UserFacts) -> list[str]:
-    parts = [f"贷款额{_wan(f.loan_amount)}"] if f.loan_amount is not None else []
+    parts = [f"贷款额{wan(f.loan_amount)}"] if f.loan_amount is not None else []
     if f.loan_years is not None:
         parts.append(f"贷款{f.loan_years}年")
     if f.rate is not None:

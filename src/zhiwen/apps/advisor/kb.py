@@ -16,16 +16,16 @@ Example::
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zhiwen.apps.advisor.places import find_cities
 from zhiwen.apps.advisor.rules import RuleBook, get_rulebook
 from zhiwen.apps.advisor.tools import FAQ_KB, NATIONAL, POLICY_KB
+from zhiwen.chinese.places import find_cities
+from zhiwen.corpora.statutes import Statute, parse_statute
 from zhiwen.documents import Chunk, Document
 from zhiwen.errors import IngestError
 
@@ -45,9 +45,8 @@ HOUSING_STATUTES = (
     "城市房地产开发经营管理条例",
     "物权编",
 )
-_ARTICLE_RE = re.compile(r"^(第[零〇一二三四五六七八九十百千]+条)\s*", re.M)
-_CHAPTER_RE = re.compile(r"^#{2,3}\s*(.+)$", re.M)
-_DATE_RE = re.compile(r"\((\d{4}-\d{2}-\d{2})\)")
+# the one statute the data names by its part: 民法典's 物权编
+_PART_TITLES = {"物权编": "中华人民共和国民法典·物权编"}
 
 
 def find_law_dir(data_dir: Path) -> Path:
@@ -73,37 +72,38 @@ def statute_documents(
     docs: list[Document] = []
     chunks: list[Chunk] = []
     for name, path in _law_files(law_dir, names):
-        text = path.read_text(encoding="utf-8")
-        title = text.splitlines()[0].lstrip("# ").strip() if text.startswith("#") else name
-        if name == "物权编":
-            title = "中华人民共和国民法典·物权编"
-        cities = find_cities(name)
-        city = cities[0] if cities else NATIONAL
-        date = _DATE_RE.search(path.name)
-        meta = {"city": city, "law": title, "source": title, "date": date.group(1) if date else None}
-        doc_id = f"law/{name}"
-        docs.append(Document(id=doc_id, text=text, title=title, metadata=meta))
-        body = text.split("<!-- INFO END -->", 1)[-1]
-        starts = [m.start() for m in _ARTICLE_RE.finditer(body)] + [len(body)]
-        for begin, end in itertools.pairwise(starts):
-            article_text = body[begin:end].strip()
-            article_text = _CHAPTER_RE.sub("", article_text).strip()
-            article = _ARTICLE_RE.match(article_text)
-            label = article.group(1) if article else ""
-            chapters = _CHAPTER_RE.findall(body[:begin])
-            chunks.append(
-                Chunk(
-                    id=f"{doc_id}#{label}",
-                    doc_id=doc_id,
-                    text=article_text,
-                    title=f"{title} {label}",
-                    parent_id=doc_id,
-                    metadata={**meta, "article": label, "chapter": chapters[-1].strip() if chapters else ""},
-                )
-            )
+        doc, doc_chunks = _statute_document(name, parse_statute(path))
+        docs.append(doc)
+        chunks += doc_chunks
     if not docs:
         raise IngestError(f"none of {list(names)} under {law_dir}", message=f"未找到购房相关法规：{law_dir}")
     return docs, chunks
+
+
+def _statute_document(name: str, statute: Statute) -> tuple[Document, list[Chunk]]:
+    """The whole statute as one document, and one chunk per article, its paragraphs a blank line
+    apart as in the file (metadata: city, law, article, chapter)."""
+    title = _PART_TITLES.get(name, statute.title)
+    cities = find_cities(name)
+    meta = {
+        "city": cities[0] if cities else NATIONAL,
+        "law": title,
+        "source": title,
+        "date": statute.date or None,
+    }
+    doc_id = f"law/{name}"
+    chunks = [
+        Chunk(
+            id=f"{doc_id}#{a.label}",
+            doc_id=doc_id,
+            text="\n\n".join(p for p in a.paragraphs if not p.startswith("##")),
+            title=f"{title} {a.label}",
+            parent_id=doc_id,
+            metadata={**meta, "article": a.label, "chapter": a.section or a.chapter},
+        )
+        for a in statute.articles
+    ]
+    return Document(id=doc_id, text=statute.source, title=title, metadata=meta), chunks
 
 
 def rule_documents(book: RuleBook | None = None) -> tuple[list[Document], list[Chunk]]:

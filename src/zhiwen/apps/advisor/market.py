@@ -1,8 +1,8 @@
 """Market tables over the Lianjia second-hand listings (one snapshot crawled 2019-06-26).
 
-``setup`` reads ``lianjia_ershoufang/ErshoufangSpider_{sh,sz,gz,hz,cd}.csv`` once, maps every
-板块 (``location``) to its district with the gazetteer, and saves compact rows as JSON under the
-app's home folder; queries aggregate them (counts, mean/median unit and total price) by
+``setup`` reads ``lianjia_ershoufang/ErshoufangSpider_{sh,sz,gz,hz,cd}.csv`` once
+(:mod:`zhiwen.corpora.lianjia`: every 板块 with its district), and saves compact rows as JSON
+under the app's home folder; queries aggregate them (counts, mean/median unit and total price) by
 district, 板块, rooms or building age. The data is ONE snapshot: a "trend" is a comparison by
 building year at that moment, never a time series, and every result says so.
 
@@ -16,9 +16,7 @@ Example::
 
 from __future__ import annotations
 
-import csv
 import json
-import re
 import statistics
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -26,8 +24,10 @@ from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
 
-from zhiwen.apps.advisor.places import canonical_district, district_of, listing_cities
-from zhiwen.errors import IngestError, NotFound, ToolValidationError
+from zhiwen.chinese.gazetteer import get_gazetteer
+from zhiwen.chinese.places import canonical_district
+from zhiwen.corpora.lianjia import FILE_NAME, ListingRow, find_lianjia_dir, read_rows
+from zhiwen.errors import NotFound, ToolValidationError
 
 DATA_NOTE = "数据为2019年6月链家挂牌快照（挂牌价，非成交价），仅供参考"
 SNAPSHOT_DATE = "2019-06-26"
@@ -40,8 +40,6 @@ AGE_BANDS: tuple[tuple[str, int, int], ...] = (
     ("2010–2014年建成", 2010, 2014),
     ("2015年及以后建成", 2015, 9999),
 )
-_YEAR_RE = re.compile(r"(\d{4})年建")
-_ROOMS_RE = re.compile(r"(\d+)室")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,41 +54,20 @@ class Listing:
     build_year: int | None
 
 
-def _num(text: str | None) -> float | None:
-    try:
-        return float(str(text).strip())
-    except (TypeError, ValueError):
+def market_listing(row: ListingRow) -> Listing | None:
+    """The compact row of one listing; None when it lacks a 板块, a price or an area."""
+    if not row.bankuai or not row.total_price or not row.unit_price or not row.area:
         return None
-
-
-def read_lianjia_csv(path: Path, city: str) -> list[Listing]:
-    """One city's CSV → listings (rows without a price or area are skipped)."""
-    out = []
-    with path.open(encoding="utf-8", newline="") as fh:
-        for row in csv.DictReader(fh):
-            bankuai = (row.get("location") or "").strip()
-            total, unit, area = (
-                _num(row.get("total_price")),
-                _num(row.get("unit_price")),
-                _num(row.get("area")),
-            )
-            if not bankuai or not total or not unit or not area:
-                continue
-            year = _YEAR_RE.search(row.get("flood") or "")
-            rooms = _ROOMS_RE.search(row.get("room") or "")
-            out.append(
-                Listing(
-                    city=city,
-                    district=district_of(city, bankuai) or "未知区",
-                    bankuai=bankuai,
-                    rooms=int(rooms.group(1)) if rooms else None,
-                    area=area,
-                    total_price=total,
-                    unit_price=unit,
-                    build_year=int(year.group(1)) if year else None,
-                )
-            )
-    return out
+    return Listing(
+        city=row.city,
+        district=row.district or "未知区",
+        bankuai=row.bankuai,
+        rooms=row.rooms,
+        area=row.area,
+        total_price=row.total_price,
+        unit_price=row.unit_price,
+        build_year=row.floor.build_year,
+    )
 
 
 def stats(rows: Sequence[Listing]) -> dict[str, Any]:
@@ -127,7 +104,7 @@ class MarketData:
 
     def __init__(self, listings: Iterable[Listing]) -> None:
         self.listings = list(listings)
-        self.cities = sorted({r.city for r in self.listings}, key=lambda c: list(listing_cities()).index(c))
+        self.cities = sorted({r.city for r in self.listings}, key=get_gazetteer().cities.index)
 
     # -- persistence ----------------------------------------------------------------------------
     def save(self, path: Path) -> None:
@@ -149,12 +126,14 @@ class MarketData:
     # -- helpers --------------------------------------------------------------------------------
     def city_name(self, city: str | None) -> str:
         """上海 / 上海市 / 沪 / sh → 上海; unknown → a 2001 error listing the covered cities."""
-        codes = listing_cities()
+        gaz = get_gazetteer()
         name = (city or "").strip()
         if name.endswith("市") and len(name) > 2:
             name = name[:-1]
-        for full, code in codes.items():
-            if (name in (full, code) or name in _aliases(full)) and full in self.cities:
+        for full in gaz.cities:
+            if (
+                name in (full, gaz.city_code(full)) or name in gaz.city_aliases(full)
+            ) and full in self.cities:
                 return full
         covered = "、".join(self.cities)
         raise ToolValidationError(
@@ -275,12 +254,6 @@ class MarketData:
         return sorted(fits, key=lambda d: -d["median_total_price"])
 
 
-def _aliases(city: str) -> tuple[str, ...]:
-    from zhiwen.apps.advisor.places import gazetteer
-
-    return tuple(gazetteer()["cities"].get(city, {}).get("aliases", ()))
-
-
 def _group(rows: Iterable[Listing], key: Callable[[Listing], str]) -> dict[str, list[Listing]]:
     groups: dict[str, list[Listing]] = {}
     for r in rows:
@@ -288,24 +261,15 @@ def _group(rows: Iterable[Listing], key: Callable[[Listing], str]) -> dict[str, 
     return groups
 
 
-def find_csv_dir(data_dir: Path) -> Path:
-    """``data_dir`` itself or its ``lianjia_ershoufang/`` folder, whichever holds the CSVs."""
-    for candidate in (data_dir, data_dir / "lianjia_ershoufang"):
-        if any(candidate.glob("ErshoufangSpider_*.csv")):
-            return candidate
-    raise IngestError(
-        f"no ErshoufangSpider_*.csv under {data_dir}", message=f"未找到链家挂牌数据：{data_dir}"
-    )
-
-
 def build_market(data_dir: Path) -> MarketData:
-    """Read every city CSV under ``data_dir`` (or its ``lianjia_ershoufang/``)."""
-    folder = find_csv_dir(data_dir)
+    """Read every city's CSV under ``data_dir`` (or its ``lianjia_ershoufang/``)."""
+    folder = find_lianjia_dir(data_dir)
+    gaz = get_gazetteer()
     listings: list[Listing] = []
-    for city, code in listing_cities().items():
-        path = folder / f"ErshoufangSpider_{code}.csv"
+    for city in gaz.cities:
+        path = folder / FILE_NAME.format(code=gaz.city_code(city))
         if path.is_file():
-            listings += read_lianjia_csv(path, city)
+            listings += [item for row in read_rows(path, city, gaz) if (item := market_listing(row))]
     return MarketData(listings)
 
 

@@ -2,7 +2,7 @@
 
 :func:`write_message` asks the LLM (one call) to rewrite a role's templated message in its
 own words; every number in the reply must match a tool result, the user's input or the
-template (:mod:`zhiwen.apps.advisor.verify`), and the template's key (bold) figures must stay.
+template (:mod:`zhiwen.chinese.number_check`), and the template's key (bold) figures must stay.
 On a mismatch, a dropped key figure, an empty reply or an LLM error,
 the templated message is used and the reason logged. Without an LLM the template is used as is.
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zhiwen.apps.advisor.roles import Role
-from zhiwen.apps.advisor.verify import (
+from zhiwen.chinese.number_check import (
     TRIVIAL_MAX,
     NumberCheck,
     allowed_numbers,

@@ -13,7 +13,6 @@ Example::
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,41 +22,15 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from zhiwen.appkit import Answer, AppContext, AskRequest, BaseApp, Citation, KBSpec, SetupReport, Standalone
 from zhiwen.appkit.app import Loader
-from zhiwen.errors import IngestError
+from zhiwen.corpora.lianjia import find_lianjia_dir, sniff_lianjia
 
-from .ingest import REQUIRED_COLUMNS, load_lianjia
+from .ingest import load_lianjia
 
 if TYPE_CHECKING:
     from .service import ListingsService
 
 FORMAT = "lianjia"
 DEFAULT_RESULTS = 3
-
-
-def sniff_lianjia(path: Path) -> bool:
-    """A Lianjia export: a CSV (or a folder of them) whose header has the listing columns."""
-    files = [path] if path.is_file() else sorted(path.glob("*.csv"))[:3]
-    for f in files:
-        if f.suffix.lower() != ".csv":
-            continue
-        try:
-            with f.open(encoding="utf-8", errors="ignore", newline="") as fh:
-                header = next(csv.reader(fh), [])
-        except OSError:
-            continue
-        if set(REQUIRED_COLUMNS) <= {h.strip() for h in header}:
-            return True
-    return False
-
-
-def _listings_dir(data_dir: Path) -> Path:
-    for candidate in (data_dir / "lianjia_ershoufang", data_dir):
-        if candidate.is_dir() and sniff_lianjia(candidate):
-            return candidate
-    raise IngestError(
-        f"no Lianjia CSVs under {data_dir}",
-        message=f"未在 {data_dir} 下找到链家房源 CSV（lianjia_ershoufang）",
-    )
 
 
 def citation(prop: Mapping[str, Any], kb: str) -> Citation:
@@ -103,17 +76,15 @@ class ListingsApp(BaseApp):
         self, data_dir: Path, ctx: AppContext, *, progress: bool = True, wait: bool = True
     ) -> SetupReport:
         """The KB ``listings`` (five cities): its text index, then the vectors (``wait``) or a note."""
-        from zhiwen.appkit.setup import KBBuild, SetupCorpus, run_setup
+        from zhiwen.appkit.setup import KBBuild, run_setup
 
         from .settings import listings_settings
 
-        source = _listings_dir(Path(data_dir))
+        source = find_lianjia_dir(Path(data_dir))
 
-        def load() -> SetupCorpus:
-            corpus = load_lianjia(source)
-            return SetupCorpus(corpus.documents, corpus.chunks, corpus.warnings)
-
-        build = KBBuild(self.kbs[0], load, vectors=listings_settings(ctx.settings).vectors)
+        build = KBBuild(
+            self.kbs[0], lambda: load_lianjia(source), vectors=listings_settings(ctx.settings).vectors
+        )
         return run_setup(self.name, [build], ctx, progress=progress, wait=wait)
 
     def _service(self, request: AskRequest, ctx: AppContext) -> ListingsService:
@@ -140,6 +111,8 @@ class ListingsApp(BaseApp):
             citations=[citation(p, kb) for p in result["retrieved_properties"]],
             llm_used=bool(result["llm_used"]),
             extractive_reason=None if result["llm_used"] else result.get("extractive_reason") or "llm_error",
+            # the listings service opens every answer it composes without the model with its note
+            has_offline_note=not result["llm_used"],
             params=dict(result.get("params") or {}),
             data=result,
         )

@@ -32,11 +32,9 @@ from __future__ import annotations
 from zhiwen.apps.listings.filters import RELAX_ORDER, hard_filters, relaxable_steps
 from zhiwen.apps.listings.flags import extract_flags
 from zhiwen.apps.listings.floors import extract_floors
-from zhiwen.apps.listings.gazetteer import Gazetteer, get_gazetteer
 from zhiwen.apps.listings.layout import extract_area, extract_property_type, extract_rooms
 from zhiwen.apps.listings.location import extract_location
 from zhiwen.apps.listings.negation import is_negated
-from zhiwen.apps.listings.numerals import normalise_question
 from zhiwen.apps.listings.price import extract_price
 from zhiwen.apps.listings.quality import COMPLEX_PATTERNS, LOGIC_WORDS, VAGUE_WORDS, Quality, assess
 from zhiwen.apps.listings.requirements import Requirements
@@ -51,6 +49,8 @@ from zhiwen.apps.listings.vocabulary import (
     SPECIALS,
     VILLA_TYPES,
 )
+from zhiwen.chinese.gazetteer import Gazetteer, get_gazetteer
+from zhiwen.chinese.normalise import normalise_question
 
 
 def extract_rules(

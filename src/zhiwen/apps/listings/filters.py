@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from zhiwen.apps.listings.gazetteer import get_gazetteer
 from zhiwen.apps.listings.requirements import Requirements
 from zhiwen.apps.listings.vocabulary import VILLA_TYPES
+from zhiwen.chinese.gazetteer import get_gazetteer
 
 RELAX_ORDER: tuple[tuple[str, str], ...] = (
     ("area", "面积条件"),

@@ -46,9 +46,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from zhiwen.apps.listings.extract import extract_rules, normalise_question
-from zhiwen.apps.listings.gazetteer import Place
 from zhiwen.apps.listings.requirements import Requirements
 from zhiwen.apps.listings.vocabulary import AVOIDABLE_FLOORS, BUILDING_TYPES, NEGATIONS, SPECIALS
+from zhiwen.chinese.gazetteer import Place
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 
 from zhiwen.apps.listings.negation import is_negated
-from zhiwen.apps.listings.numerals import NUM
 from zhiwen.apps.listings.requirements import Requirements, add_unique
 from zhiwen.apps.listings.vocabulary import PROPERTY_TYPES, VILLA_TYPES
+from zhiwen.chinese.numerals import NUM
 
 # -- area ----------------------------------------------------------------------------------------
 _AREA_UNIT = r"(?:平|方|坪)(?![层房台])"

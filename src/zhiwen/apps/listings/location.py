@@ -1,6 +1,6 @@
 """Where the buyer wants to live: cities, districts / 板块 (wanted or excluded), estates, keywords.
 
-Place names are found with the :class:`~zhiwen.apps.listings.gazetteer.Gazetteer`; ambiguous
+Place names are found with the :class:`~zhiwen.chinese.gazetteer.Gazetteer`; ambiguous
 ones (龙华: a 上海 板块 and a 深圳 district) resolve with the cities named in the question or,
 failing that, the cities the knowledge base holds (``kb_cities``). A negated mention
 ("不要浦东的") goes to ``exclude_places``. A city the gazetteer does not cover sets
@@ -8,7 +8,7 @@ failing that, the cities the knowledge base holds (``kb_cities``). A negated men
 
 Example::
 
-    >>> from zhiwen.apps.listings.gazetteer import get_gazetteer
+    >>> from zhiwen.chinese.gazetteer import get_gazetteer
     >>> req = Requirements()
     >>> extract_location("浦东三林，不要闵行", req, get_gazetteer(), {"上海"})
     >>> req.bankuai, [p.name for p in req.exclude_places]
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import re
 
-from zhiwen.apps.listings.gazetteer import Gazetteer
 from zhiwen.apps.listings.negation import is_negated
 from zhiwen.apps.listings.requirements import Requirements, add_unique
 from zhiwen.apps.listings.vocabulary import OTHER_CITIES
+from zhiwen.chinese.gazetteer import Gazetteer
 
 
 def _cities(t: str, req: Requirements, explicit: set[str]) -> None:

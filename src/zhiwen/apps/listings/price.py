@@ -8,14 +8,14 @@ not the budget and are skipped.
 Approximate amounts — ``300万左右``, ``300万上下``, ``三百来万`` / ``300来万``, ``大概300万`` —
 are read as the amount ±10 % (270–300–330), the same width as the re-score's over-budget
 tolerance; ``500万出头`` is 500–550. Colloquial ranges arrive as digits from
-:func:`~zhiwen.apps.listings.numerals.normalise_question` (两三百万 → 200-300万).
+:func:`~zhiwen.chinese.normalise.normalise_question` (两三百万 → 200-300万).
 
 A total given in 元 (``预算8000000``, ``总价3000000元以内``: six digits or more, not a unit price)
 is read as 万元 (800万, 300万以内) instead of being dropped; the understood conditions show it.
 
 Example::
 
-    >>> from zhiwen.apps.listings.numerals import normalise_question
+    >>> from zhiwen.chinese.normalise import normalise_question
     >>> req = Requirements()
     >>> extract_price(normalise_question("两三百万，单价6万以下"), req)
     >>> req.price_min, req.price_max, req.unit_price_max
@@ -27,8 +27,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from zhiwen.apps.listings.numerals import NUM
 from zhiwen.apps.listings.requirements import Requirements
+from zhiwen.chinese.numerals import NUM
 
 APPROX = 0.10  # "左右" / "来" / "上下": ± this share of the amount
 _SKIP_BEFORE = re.compile(

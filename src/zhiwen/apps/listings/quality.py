@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from zhiwen.apps.listings.numerals import normalise_question
 from zhiwen.apps.listings.requirements import Requirements
 from zhiwen.apps.listings.vocabulary import NEGATIONS
+from zhiwen.chinese.normalise import normalise_question
 
 COMPLEX_PATTERNS: dict[str, str] = {
     "要么…要么": r"要么.+要么",

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from zhiwen.apps.listings.gazetteer import Place
+from zhiwen.chinese.gazetteer import Place
 
 
 def add_unique(values: list[str], value: str) -> None:

@@ -54,11 +54,11 @@ from zhiwen.apps.listings.extract import (
     relaxable_steps,
 )
 from zhiwen.apps.listings.followup import Dialogue, understand
-from zhiwen.apps.listings.gazetteer import get_gazetteer
 from zhiwen.apps.listings.scoring import Weights, score_listing
 from zhiwen.apps.listings.settings import ListingsSettings, get_listings_settings
 from zhiwen.apps.listings.understand_llm import LLMExtractor, merge
 from zhiwen.cache import LRU
+from zhiwen.chinese.gazetteer import get_gazetteer
 from zhiwen.config import Settings, get_settings
 from zhiwen.conversation.model import user_questions
 from zhiwen.documents import SearchHit

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import re
 
-from zhiwen.apps.listings.gazetteer import get_gazetteer
 from zhiwen.apps.listings.negation import is_negated
 from zhiwen.apps.listings.requirements import Requirements, add_unique
 from zhiwen.apps.listings.vocabulary import BUILDING_TYPES, NEGATIONS, SPECIALS
+from zhiwen.chinese.gazetteer import get_gazetteer
 
 _INHERENTLY_BAD = {"临街": ("吵闹", "噪音", "太吵", "吵")}  # negative without a cue
 # words other extractors own (hard constraints or wishes), never a generic soft negation

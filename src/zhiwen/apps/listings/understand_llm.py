@@ -30,8 +30,8 @@ from zhiwen.apps.listings.extract import (
     Requirements,
     normalise_question,
 )
-from zhiwen.apps.listings.gazetteer import Gazetteer, Place, get_gazetteer
 from zhiwen.cache import LRU
+from zhiwen.chinese.gazetteer import Gazetteer, Place, get_gazetteer
 from zhiwen.errors import LLMError
 from zhiwen.llm.base import ChatModel
 from zhiwen.metrics import FALLBACKS

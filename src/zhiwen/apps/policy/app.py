@@ -77,15 +77,16 @@ class PolicyApp(BaseApp):
 
     def _build(self, role: str, entry: KBEntry, data_dir: Path, vectors: bool | None) -> KBBuild:
         """One KB of the mapping: described as the app declares it (or as the mapping does)."""
-        from zhiwen.appkit.setup import KBBuild, SetupCorpus
+        from zhiwen.appkit.setup import KBBuild
+        from zhiwen.ingest.base import Corpus
 
         declared = {spec.name: spec for spec in self.kbs}
         spec = declared.get(entry.name) or KBSpec(entry.name, entry.description or role)
 
-        def load() -> SetupCorpus:
+        def load() -> Corpus:
             corpus = build_corpus(entry, data_dir, role=role)
-            notes = [f"{entry.name}：{note}" for note in corpus.notes]
-            return SetupCorpus(corpus.documents, corpus.chunks, notes)
+            corpus.warnings = [f"{entry.name}：{note}" for note in corpus.warnings]
+            return corpus
 
         return KBBuild(spec, load, vectors=vectors)
 

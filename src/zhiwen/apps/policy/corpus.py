@@ -18,34 +18,29 @@ Example::
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from zhiwen.corpora.statutes import Article, Statute, parse_statute
 from zhiwen.documents import Chunk, Document
 from zhiwen.errors import IngestError
+from zhiwen.ingest.base import Corpus
 from zhiwen.ingest.chunking import chunk_markdown
 
 from .countries import Gazetteer, default_gazetteer
 from .kbconfig import KBEntry, SourceConfig
-from .statutes import (
-    Article,
-    ArticleSelector,
-    Statute,
-    article_chunks,
-    parse_statute,
-    select_articles,
-    statute_document,
-)
+from .statutes import ArticleSelector, article_chunks, select_articles, statute_document
 from .visa_table import load_visa_table, policy_doc_ids, policy_documents
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(slots=True)
-class Corpus:
-    documents: list[Document] = field(default_factory=list)
-    chunks: list[Chunk] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+class _Parts:
+    """What one KB entry's sources have given so far: documents, their chunks, notes."""
+
+    def __init__(self) -> None:
+        self.documents: list[Document] = []
+        self.chunks: list[Chunk] = []
+        self.notes: list[str] = []
 
 
 def resolve(data_dir: Path, pattern: str) -> list[Path]:
@@ -67,7 +62,7 @@ def single_chunk(doc: Document) -> Chunk:
     )
 
 
-def _visa_source(source: SourceConfig, data_dir: Path, gazetteer: Gazetteer, out: Corpus) -> None:
+def _visa_source(source: SourceConfig, data_dir: Path, gazetteer: Gazetteer, out: _Parts) -> None:
     files = resolve(data_dir, source.path)
     if not files:
         raise IngestError(
@@ -111,7 +106,7 @@ def _statute_source(
         kept.extend(a for a in articles if a.label not in known)
 
 
-def _markdown_source(source: SourceConfig, data_dir: Path, out: Corpus) -> None:
+def _markdown_source(source: SourceConfig, data_dir: Path, out: _Parts) -> None:
     files = resolve(data_dir, source.path)
     if not files:
         raise IngestError(
@@ -131,9 +126,10 @@ def _markdown_source(source: SourceConfig, data_dir: Path, out: Corpus) -> None:
 def build_corpus(
     kb: KBEntry, data_dir: Path, gazetteer: Gazetteer | None = None, *, role: str = ""
 ) -> Corpus:
-    """Documents and chunks of one KB entry (``IngestError`` when a source is missing)."""
+    """Documents and chunks of one KB entry, and notes on them (``warnings``: 「免签表：82 个国家」);
+    ``IngestError`` when a source is missing."""
     gazetteer = gazetteer or default_gazetteer()
-    out = Corpus()
+    out = _Parts()
     statutes: dict[str, tuple[Statute, list[Article]]] = {}
     for source in kb.sources:
         if source.kind == "visa_table":
@@ -149,4 +145,4 @@ def build_corpus(
     if statutes:
         n_articles = sum(len(a) for _, a in statutes.values())
         out.notes.append(f"法规：{len(statutes)} 部，{n_articles} 条")
-    return out
+    return Corpus(out.documents, out.chunks, warnings=out.notes)

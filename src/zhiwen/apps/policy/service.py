@@ -99,6 +99,7 @@ class PolicyResult:
     answer: str
     llm_used: bool
     extractive_reason: str | None
+    has_offline_note: bool = False  # the plan's offline answer says that no LLM wrote it
 
     def data(self) -> dict[str, Any]:
         """The ``data`` of ``POST /api/v1/policy/ask``."""
@@ -127,6 +128,7 @@ class PolicyResult:
             citations=list(self.prepared.sources),
             llm_used=self.llm_used,
             extractive_reason=self.extractive_reason,
+            has_offline_note=self.has_offline_note,
             params=self.params,
             route=self.prepared.intent,
             standalone_question=self.prepared.question,
@@ -363,7 +365,7 @@ def ask_policy(
     text = compose.append_missing_notes(result.answer, p.rows, p.notes) if result.llm_used else result.answer
     p.timings["answer"] = time.perf_counter() - t
     p.timings["total"] = sum(p.timings.values())
-    return PolicyResult(p, text, result.llm_used, result.extractive_reason)
+    return PolicyResult(p, text, result.llm_used, result.extractive_reason, result.has_offline_note)
 
 
 def stream_policy(
@@ -402,7 +404,8 @@ def stream_policy(
             text = full
     p.timings["answer"] = time.perf_counter() - t
     p.timings["total"] = sum(p.timings.values())
-    result = PolicyResult(p, text, llm_used, closing.extractive_reason if closing else None)
+    noted = closing is not None and closing.has_offline_note
+    result = PolicyResult(p, text, llm_used, closing.extractive_reason if closing else None, noted)
     data = result.data()
     data.pop("sources")
     yield AppEvent.done(result.to_answer(), data)

@@ -1,19 +1,17 @@
-"""PRC statutes (LawRefBook markdown) split into articles, and selection of provisions.
+"""The policy app's use of statutes: which articles a KB keeps, and its documents and chunks.
 
-A statute file has a ``# 标题`` line, a preamble up to ``<!-- INFO END -->``, then ``## 第X章``
-/ ``### 第X节`` headings and articles that each start a line with ``第X条``. :func:`parse_statute`
-returns the articles with their chapter and section; :func:`select_articles` keeps those a
-:class:`ArticleSelector` asks for (by article number, chapter/section heading or keyword), which
-is how the airline/crew KB takes only the crew, transit and port provisions of a statute.
+Statutes are read by :mod:`zhiwen.corpora.statutes` (articles with their chapter and section);
+:func:`select_articles` keeps those an :class:`ArticleSelector` asks for (by article number,
+chapter/section heading or keyword), which is how the airline/crew KB takes only the crew,
+transit and port provisions of a statute.
 
 Each article becomes one chunk (id ``<statute>#<第X条>``) whose parent is the statute, so the
 citation of a hit names the exact article.
 
 Example::
 
+    >>> from zhiwen.corpora.statutes import parse_statute
     >>> statute = parse_statute(Path("出境入境管理法(2012-06-30).md"))
-    >>> statute.title, statute.articles[21].label
-    ('中华人民共和国出境入境管理法', '第二十二条')
     >>> sel = ArticleSelector(articles=("第二十二条",), keywords=("机组",))
     >>> [a.label for a in select_articles(statute, sel)][:1]
     ['第二十二条']
@@ -21,125 +19,11 @@ Example::
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
+from zhiwen.corpora.statutes import Article, Statute
 from zhiwen.documents import Chunk, Document
-
-_ARTICLE = re.compile(r"^第([零〇一二三四五六七八九十百千两\d]+)条[ \u3000]?")
-_HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*$")
-_DATE_IN_NAME = re.compile(r"[(（](\d{4}-\d{2}-\d{2})[)）]")
-_DIGITS = {
-    "零": 0,
-    "〇": 0,
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-}
-_UNITS = {"十": 10, "百": 100, "千": 1000}
-
-
-def chinese_number(text: str) -> int:
-    """``二十二`` → 22, ``一百八十一`` → 181, ``十`` → 10, ``45`` → 45."""
-    if text.isdigit():
-        return int(text)
-    total, current = 0, 0
-    for ch in text:
-        if ch in _DIGITS:
-            current = _DIGITS[ch]
-        elif ch in _UNITS:
-            total += (current or 1) * _UNITS[ch]
-            current = 0
-    return total + current
-
-
-@dataclass(frozen=True, slots=True)
-class Article:
-    label: str  # 第二十二条
-    number: int  # 22
-    chapter: str  # 第三章 外国人入境出境
-    section: str  # 第一节 签证 (or "")
-    text: str  # the article, its label included
-
-    @property
-    def heading(self) -> str:
-        return " ".join(p for p in (self.chapter, self.section) if p)
-
-
-@dataclass(frozen=True, slots=True)
-class Statute:
-    id: str  # file stem without the date: 出境入境管理法
-    title: str  # 中华人民共和国出境入境管理法
-    date: str  # 2012-06-30 (from the file name) or ""
-    path: Path
-    preamble: str
-    articles: tuple[Article, ...]
-
-    @property
-    def short_title(self) -> str:
-        return self.title.removeprefix("中华人民共和国")
-
-
-def parse_statute(path: Path) -> Statute:
-    text = path.read_text(encoding="utf-8")
-    stem = path.stem
-    m = _DATE_IN_NAME.search(stem)
-    statute_id = _DATE_IN_NAME.sub("", stem).strip()
-    title = statute_id
-    chapter = section = ""
-    preamble: list[str] = []
-    articles: list[Article] = []
-    current: list[str] = []
-    head: tuple[str, int, str, str] | None = None
-
-    def flush() -> None:
-        if head is not None:
-            body = "\n".join(line for line in current if line.strip()).strip()
-            articles.append(Article(head[0], head[1], head[2], head[3], body))
-
-    for line in text.splitlines():
-        stripped = line.strip()
-        heading = _HEADING.match(stripped)
-        if heading:
-            level, name = len(heading.group(1)), " ".join(heading.group(2).split())
-            if level == 1:
-                title = name
-            elif level == 2:
-                flush()
-                head, current = None, []
-                chapter, section = name, ""
-            else:
-                flush()
-                head, current = None, []
-                section = name
-            continue
-        art = _ARTICLE.match(stripped)
-        if art:
-            flush()
-            label = f"第{art.group(1)}条"
-            head, current = (label, chinese_number(art.group(1)), chapter, section), [stripped]
-        elif head is not None:
-            current.append(stripped)
-        elif stripped and "INFO END" not in stripped:
-            preamble.append(stripped)
-    flush()
-    return Statute(
-        id=statute_id,
-        title=title,
-        date=m.group(1) if m else "",
-        path=path,
-        preamble="\n".join(preamble),
-        articles=tuple(articles),
-    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,15 +52,12 @@ class RecipesApp(BaseApp):
         self, data_dir: Path, ctx: AppContext, *, progress: bool = True, wait: bool = True
     ) -> SetupReport:
         """The KB ``recipes``: its text index, then the vectors (``wait``) or a note on them."""
-        from zhiwen.appkit.setup import KBBuild, SetupCorpus, run_setup
+        from zhiwen.appkit.setup import KBBuild, run_setup
 
         dishes = _dishes_dir(Path(data_dir))
 
-        def load() -> SetupCorpus:
-            corpus = load_howtocook(dishes)
-            return SetupCorpus(corpus.documents, corpus.chunks, corpus.warnings)
-
-        return run_setup(self.name, [KBBuild(self.kbs[0], load)], ctx, progress=progress, wait=wait)
+        build = KBBuild(self.kbs[0], lambda: load_howtocook(dishes))
+        return run_setup(self.name, [build], ctx, progress=progress, wait=wait)
 
     def _kb(self, request: AskRequest, ctx: AppContext) -> str:
         return request.kb or self.kbs[0].name

@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from zhiwen.chinese.numerals import cn_to_int
+
 CATEGORY_LABELS: dict[str, str] = {
     "vegetable_dish": "素菜",
     "meat_dish": "荤菜",
@@ -55,7 +57,6 @@ _CATEGORY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("semi-finished", re.compile(r"半成品|速冻|预制")),
 )
 
-_CN_DIGITS = dict(zip("一二两三四五六七八九十", (1, 2, 2, 3, 4, 5, 6, 7, 8, 9, 10), strict=True))
 _NUM = r"(\d+|[一二两三四五六七八九十]{1,3})"
 
 _STARS = re.compile(_NUM + r"\s*(?:星|颗星|★)\s*(以下|以内|及以下|之内|以上|及以上)?")
@@ -97,20 +98,6 @@ class RouteDecision:
     reason: str
 
 
-def _to_int(text: str) -> int | None:
-    if text.isdigit():
-        return int(text)
-    if text == "十":
-        return 10
-    if len(text) == 2 and text[0] == "十":
-        return 10 + _CN_DIGITS.get(text[1], 0)
-    if len(text) == 2 and text[1] == "十":
-        return _CN_DIGITS.get(text[0], 0) * 10
-    if len(text) == 3 and text[1] == "十":
-        return _CN_DIGITS.get(text[0], 0) * 10 + _CN_DIGITS.get(text[2], 0)
-    return _CN_DIGITS.get(text)
-
-
 def classify(question: str, *, dish_found: bool = False) -> RouteDecision:
     """Rules: detail words vs list words (after removing detail phrases), dish names, general words."""
     q = question.strip()
@@ -145,7 +132,7 @@ def difficulty_filter(question: str) -> dict[str, int] | None:
     """``{"lte": 2}`` / ``{"gte": 4}`` / ``{"eq": 3}`` from the question, or None."""
     m = _STARS.search(question)
     if m:
-        n = _to_int(m.group(1))
+        n = cn_to_int(m.group(1))
         if n is not None and 1 <= n <= 5:
             bound = m.group(2) or ""
             if "下" in bound or "内" in bound:
@@ -184,7 +171,7 @@ def wanted_count(question: str, default: int = 5, maximum: int = 20) -> int:
     """How many dishes a list question asks for (``给我3个`` → 3, ``几个`` → ``default``)."""
     m = re.search(_NUM + r"\s*(?:个|道|款|样|种)", question)
     if m:
-        n = _to_int(m.group(1))
+        n = cn_to_int(m.group(1))
         if n:
             return max(1, min(maximum, n))
     return default

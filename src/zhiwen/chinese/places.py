@@ -1,8 +1,10 @@
-"""Cities, districts and 板块 named in a question, from the shipped gazetteer data file.
+"""Cities, districts and 板块 a buyer names in a sentence (「想在浦东买房」, 「黄埔和天河」).
 
-The Lianjia ``location`` column is the 板块; ``zhiwen/data/geo/gazetteer.json`` (shared geography data,
-read here through :mod:`importlib.resources`, never through another app's code) maps every
-板块 of the five crawled cities to its district and lists district aliases (浦东 = 浦东新区).
+One reading per name, for a buyer's facts: a district before a 板块, the city the most names
+belong to settles a name several cities share, a 板块 that is also a common word (和平) is never
+read, and the cities the gazetteer does not list (北京, 南宁 …) are still cities. The data is
+:mod:`zhiwen.chinese.gazetteer`'s, whose :meth:`~zhiwen.chinese.gazetteer.Gazetteer.find_mentions`
+gives every reading of every name instead (the listings' filters choose among them).
 
 Example::
 
@@ -10,59 +12,24 @@ Example::
     ['上海']
     >>> [(m.surface, m.district) for m in find_districts("浦东和闵行哪个房价高")]
     [('浦东', '浦东新区'), ('闵行', '闵行区')]
-    >>> district_of("上海", "莘庄")
-    '闵行区'
+    >>> canonical_district("上海", "浦东")
+    '浦东新区'
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
-from typing import Any
 
-GAZETTEER = ("data", "geo", "gazetteer.json")
+from zhiwen.chinese.gazetteer import get_gazetteer
 
 # cities users name that the 2019 listings do not cover (policy and maths still apply)
 OTHER_CITIES = (
-    "北京",
-    "天津",
-    "重庆",
-    "南京",
-    "苏州",
-    "武汉",
-    "西安",
-    "长沙",
-    "郑州",
-    "青岛",
-    "厦门",
-    "南宁",
-    "合肥",
-    "福州",
-    "济南",
-    "东莞",
-    "佛山",
-    "宁波",
-    "无锡",
-    "昆明",
-    "沈阳",
-    "大连",
-    "哈尔滨",
-    "长春",
-    "石家庄",
-    "太原",
-    "贵阳",
-    "南昌",
-    "海口",
-    "兰州",
-    "珠海",
-    "温州",
-    "绍兴",
-    "嘉兴",
-    "常州",
-)
+    "北京", "天津", "重庆", "南京", "苏州", "武汉", "西安", "长沙", "郑州", "青岛", "厦门", "南宁",
+    "合肥", "福州", "济南", "东莞", "佛山", "宁波", "无锡", "昆明", "沈阳", "大连", "哈尔滨", "长春",
+    "石家庄", "太原", "贵阳", "南昌", "海口", "兰州", "珠海", "温州", "绍兴", "嘉兴", "常州",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,23 +41,17 @@ class PlaceMention:
     start: int = 0
 
 
-@lru_cache(maxsize=1)
-def gazetteer() -> dict[str, Any]:
-    path = resources.files("zhiwen").joinpath("/".join(GAZETTEER))
-    data: dict[str, Any] = json.loads(path.read_text("utf-8"))
-    return data
-
-
-def listing_cities() -> dict[str, str]:
-    """City name → Lianjia file code (上海 → sh)."""
-    return {name: spec["code"] for name, spec in gazetteer()["cities"].items()}
+def _short(district: str) -> str:
+    """闵行区 → 闵行, 浦东新区 → 浦东新 (a two-character name keeps its suffix)."""
+    return district[:-1] if district.endswith(("区", "市")) and len(district) > 2 else district
 
 
 @lru_cache(maxsize=1)
 def _city_names() -> list[tuple[str, str]]:
     names = []
-    for city, spec in gazetteer()["cities"].items():
-        names += [(city, city)] + [(a, city) for a in spec.get("aliases", ()) if len(a) >= 2]
+    gaz = get_gazetteer()
+    for city in gaz.cities:
+        names += [(city, city)] + [(a, city) for a in gaz.city_aliases(city) if len(a) >= 2]
     names += [(c, c) for c in OTHER_CITIES] + [(c + "市", c) for c in OTHER_CITIES]
     return sorted(names, key=lambda p: -len(p[0]))
 
@@ -98,16 +59,15 @@ def _city_names() -> list[tuple[str, str]]:
 @lru_cache(maxsize=1)
 def _district_names() -> list[tuple[str, str, str, str | None]]:
     """(surface, city, district, bankuai) for every district name, alias and 板块, longest first."""
-    weak = set(gazetteer().get("weak_bankuai", ()))
+    gaz = get_gazetteer()
     out: list[tuple[str, str, str, str | None]] = []
-    for city, spec in gazetteer()["cities"].items():
-        for district, d in spec["districts"].items():
-            short = district[:-1] if district.endswith(("区", "市")) and len(district) > 2 else district
-            for name in {district, short, *d.get("aliases", ())}:
+    for city in gaz.cities:
+        for district in gaz.districts(city):
+            for name in {district, _short(district), *gaz.district_aliases(city, district)}:
                 if len(name) >= 2:
                     out.append((name, city, district, None))
-            for bk in d.get("bankuai", ()):
-                if len(bk) >= 2 and bk not in weak:
+            for bk in gaz.bankuai(city, district):
+                if len(bk) >= 2 and bk not in gaz.weak:
                     out.append((bk, city, district, bk))
     return sorted(out, key=lambda p: -len(p[0]))
 
@@ -193,25 +153,21 @@ def _reading(cands: list[PlaceMention], preferred: str | None, *, strict: bool) 
     return min(cands, key=lambda m: m.bankuai is not None)  # a district reading first
 
 
-def district_of(city: str, bankuai: str) -> str | None:
-    """The district of a Lianjia 板块 (``location``), or None when the gazetteer lacks it."""
-    spec = gazetteer()["cities"].get(city)
-    if spec is None:
-        return None
-    for district, d in spec["districts"].items():
-        if bankuai in d.get("bankuai", ()):
-            return str(district)
-    return None
+@lru_cache(maxsize=1)
+def _canonical_names() -> dict[tuple[str, str], str]:
+    """(city, name) → district, for every district's name, short form and alias."""
+    gaz = get_gazetteer()
+    names: dict[tuple[str, str], str] = {}
+    for city in gaz.cities:
+        for district in gaz.districts(city):
+            for name in (district, _short(district), *gaz.district_aliases(city, district)):
+                names.setdefault((city, name), district)  # a name two districts share: the first
+    return names
 
 
 def canonical_district(city: str, name: str) -> str | None:
-    """浦东 / 浦东新区 / 南汇 → 浦东新区 within ``city``; None when unknown."""
-    spec = gazetteer()["cities"].get(city)
-    if spec is None:
-        return None
-    name = name.strip()
-    for district, d in spec["districts"].items():
-        short = district[:-1] if district.endswith(("区", "市")) and len(district) > 2 else district
-        if name in (district, short) or name in d.get("aliases", ()):
-            return str(district)
-    return None
+    """浦东 / 浦东新区 / 南汇 / 闵行 → the district's name within ``city``; None when unknown."""
+    return _canonical_names().get((city, name.strip()))
+
+
+__all__ = ["OTHER_CITIES", "PlaceMention", "canonical_district", "find_cities", "find_districts"]

@@ -1,5 +1,8 @@
 """The number check for LLM-written text: every figure must come from a tool or the user.
 
+The one check the tool loop (:mod:`zhiwen.tools.loop`), the advisor's role messages and the
+answer stage's grounding (:mod:`zhiwen.answer.grounding`) run.
+
 Numbers are read from the text (digits, thousands separators, Chinese numerals through
 ``cn2an``, units 万/亿/千 and %), and each must match some number of the tool results, the
 user's input or the templated message, within the precision it is written with: 8967.34,
@@ -23,15 +26,13 @@ Example::
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import cn2an
+from zhiwen.chinese.numerals import SCALE, to_arabic
 
 NUMBER_RE = re.compile(r"(?<![\d.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*(%|％|万|亿|千)?")
-_SCALE = {"万": 10_000.0, "亿": 100_000_000.0, "千": 1_000.0}
 TRIVIAL_MAX = 12  # integers up to this need no source (list numbers, months, "2年")
 
 
@@ -47,24 +48,15 @@ class FoundNumber:
         half = 0.5 * 10 ** (-self.decimals) + 1e-9
         if self.unit in ("%", "％"):
             return [(self.value / 100, half / 100), (self.value, half)]
-        if self.unit in _SCALE:
-            scale = _SCALE[self.unit]
+        if self.unit in SCALE:
+            scale = SCALE[self.unit]
             return [(self.value * scale, half * scale), (self.value, half)]
         return [(self.value, half)]
 
 
-def _to_arabic(text: str) -> str:
-    try:
-        with warnings.catch_warnings():  # cn2an warns about fragments it leaves as they are
-            warnings.simplefilter("ignore")
-            return str(cn2an.transform(text, "cn2an"))
-    except Exception:  # cn2an raises plain errors on odd input; digits-only reading still works
-        return text
-
-
 def extract_numbers(text: str) -> list[FoundNumber]:
     out = []
-    for m in NUMBER_RE.finditer(_to_arabic(text)):
+    for m in NUMBER_RE.finditer(to_arabic(text)):
         digits = m.group(1).replace(",", "")
         decimals = len(digits.split(".")[1]) if "." in digits else 0
         out.append(FoundNumber(m.group(0).strip(), float(digits), decimals, m.group(2)))

@@ -1,10 +1,12 @@
-"""板块 → 区 gazetteer for the five Lianjia cities, with aliases and fuzzy matching.
+"""The packaged gazetteer: cities, districts and 板块 of the five listed cities, read once.
 
-The Lianjia CSVs name a listing's 板块 (``location``, e.g. 莘庄) but not its district. The data
-file ``zhiwen/data/geo/gazetteer.json`` maps every 板块 of the crawl to its district (2019
-boundaries), lists district aliases (浦东 = 浦东新区, 闸北 → 静安区), 板块 aliases and 板块
-groups (珠江新城 → 珠江新城东/中/西). Seed 000's 位置模糊匹配: near-misses (莘庄镇, 陆家咀)
-resolve through suffix stripping and rapidfuzz.
+``zhiwen/data/geo/gazetteer.json`` maps every 板块 of the Lianjia crawl to its district (2019
+boundaries), and lists city aliases (沪, 魔都), district aliases (浦东 = 浦东新区, 闸北 → 静安区),
+板块 aliases, 板块 groups (珠江新城 → 珠江新城东/中/西) and the 板块 names that are also common words
+(``weak``: 和平, 中原). :class:`Gazetteer` is its one reader: lookups (a 板块's district, a
+district's canonical name), near-misses of a 板块 (莘庄镇, 陆家咀: suffix stripping and rapidfuzz),
+and every place named in a text (:meth:`Gazetteer.find_mentions`). :mod:`zhiwen.chinese.places`
+reads a buyer's sentence with the same data.
 
 Example::
 
@@ -20,7 +22,6 @@ Example::
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -29,9 +30,8 @@ from typing import Any, Literal
 
 from rapidfuzz import fuzz, process
 
-log = logging.getLogger(__name__)
-
 Kind = Literal["city", "district", "bankuai"]
+GAZETTEER_FILE = "data/geo/gazetteer.json"  # inside the zhiwen package
 
 # suffixes users add to a 板块 that the data never has
 _SUFFIXES = ("板块", "片区", "地区", "街道", "附近", "周边", "一带", "镇", "区")
@@ -123,6 +123,11 @@ class Gazetteer:
 
     def city_code(self, city: str) -> str:
         return self._cities[city].code
+
+    def city_aliases(self, city: str) -> list[str]:
+        """The other names of ``city`` as the data lists them (沪, 上海市, 魔都)."""
+        cd = self._cities.get(city)
+        return list(cd.aliases) if cd else []
 
     def city_of(self, name: str) -> str | None:
         """``"上海"``, ``"上海市"``, ``"sh"``, ``"沪"`` → ``"上海"``."""
@@ -261,7 +266,7 @@ class Gazetteer:
 
 
 def _load_data() -> dict[str, Any]:
-    text = resources.files("zhiwen").joinpath("data/geo/gazetteer.json").read_text(encoding="utf-8")
+    text = resources.files("zhiwen").joinpath(GAZETTEER_FILE).read_text(encoding="utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
 
