@@ -55,7 +55,16 @@ def _load_t2s() -> dict[int, str]:
                     table.setdefault(ord(line[0]), line[2])
     except (ModuleNotFoundError, FileNotFoundError, OSError):  # no dictionary: no folding
         return {}
-    return table
+    return {k: _final(v, table) for k, v in table.items()}
+
+
+def _final(char: str, table: dict[int, str]) -> str:
+    """Follow a chain (乹 → 乾 → 干) to its end, so folding twice changes nothing."""
+    seen = {char}
+    while ord(char) in table and table[ord(char)] not in seen:
+        char = table[ord(char)]
+        seen.add(char)
+    return char
 
 
 def fold(text: str) -> str:
