@@ -129,7 +129,7 @@ class FAQMatcher:
             return FAQMiss()
         weight = self.settings.dense_weight
         blended = self.scores(question, query_vector, lexical=weight < 1.0).blend(weight)
-        return self.decide(self.contrasted(question, blended))
+        return self.decide(self.contrasted(question, blended), suggest_from=blended)
 
     def contrasted(
         self, question: str, row_scores: np.ndarray, settings: FAQSettings | None = None
@@ -154,29 +154,52 @@ class FAQMatcher:
             facts = self._facts[row] = QuestionFacts(self.row_text[row])
         return facts
 
-    def decide(self, row_scores: np.ndarray, settings: FAQSettings | None = None) -> FAQDecision:
-        """Threshold and margin over per-row scores (:meth:`RowScores.blend`)."""
+    def decide(
+        self,
+        row_scores: np.ndarray,
+        settings: FAQSettings | None = None,
+        *,
+        suggest_from: np.ndarray | None = None,
+    ) -> FAQDecision:
+        """Threshold and margin over per-row scores (:meth:`RowScores.blend`, :meth:`contrasted`);
+        the near misses are ranked by ``suggest_from`` when given (the scores before the contrast
+        checks: 「144小时过境免签」 is still worth offering 「240小时过境免签是什么政策？」)."""
         cfg = settings or self.settings
         if not self.entries:
             return FAQMiss()
         per_entry = np.maximum.reduceat(row_scores, self._starts)
-        order = np.argsort(-per_entry, kind="stable")
-        best = int(order[0])
-        runner_up = float(per_entry[order[1]]) if len(order) > 1 else 0.0
-        top = float(per_entry[best])
-        if top >= cfg.threshold and top - runner_up >= cfg.margin:
-            return FAQMatch(self.entries[best], self._best_row_text(best, row_scores), round(top, 4))
-        near = [
+        best, runner_up = self._top(per_entry, 2)
+        score = float(per_entry[best])
+        second = float(per_entry[runner_up]) if runner_up is not None else 0.0
+        if score >= cfg.threshold and score - second >= cfg.margin:
+            return FAQMatch(self.entries[best], self._best_row_text(best, row_scores), round(score, 4))
+        return FAQMiss(self._suggestions(per_entry if suggest_from is None else suggest_from, cfg))
+
+    def _top(self, per_entry: np.ndarray, k: int) -> tuple[int, int | None]:
+        order = _best_first(per_entry, k)
+        return int(order[0]), (int(order[1]) if len(order) > 1 else None)
+
+    def _suggestions(self, row_scores: np.ndarray, cfg: FAQSettings) -> tuple[FAQSuggestion, ...]:
+        if cfg.suggestions <= 0:
+            return ()
+        per_entry = np.maximum.reduceat(row_scores, self._starts)
+        return tuple(
             FAQSuggestion(self.entries[int(i)], round(float(per_entry[i]), 4))
-            for i in order[: cfg.suggestions]
+            for i in _best_first(per_entry, cfg.suggestions)
             if per_entry[i] >= cfg.suggest_floor
-        ]
-        return FAQMiss(tuple(near))
+        )
 
     def _best_row_text(self, entry: int, row_scores: np.ndarray) -> str:
         start = int(self._starts[entry])
         count = len(self.entries[entry].questions)
         return self.row_text[start + int(np.argmax(row_scores[start : start + count]))]
+
+
+def _best_first(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest values, largest first (a partition, then a sort of ``k``)."""
+    k = min(len(values), k)
+    top = np.argpartition(-values, k - 1)[:k]
+    return top[np.argsort(-values[top], kind="stable")]
 
 
 def _rows(entries: Sequence[FAQEntry]) -> tuple[np.ndarray, list[str]]:
