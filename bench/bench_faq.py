@@ -428,7 +428,7 @@ def main() -> None:
         print(f"\nload of {args.big} entries with cached vectors: {load_s * 1000:.0f} ms")
     table(
         "Latency of a match on top of the query vector (ms)",
-        ["KB", "entries", "questions", "p50", "p95"],
+        ["KB", "entries", "entry questions", "p50", "p95"],
         rows,
     )
     probe = time.perf_counter()
