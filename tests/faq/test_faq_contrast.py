@@ -14,6 +14,8 @@ from zhiwen.faq.contrast import differences, negated, numbers
         ("满二唯一是什么意思", "什么是满五唯一？有什么用？", ("numbers",)),
         ("Recall@100 是什么意思", "Recall@10 是什么意思？", ("numbers",)),
         ("哪些财产可以抵押", "哪些财产不得抵押？", ("polarity",)),
+        ("外国人入境免签几天", "外国人出境需要什么？", ("opposite",)),
+        ("支持导出哪些格式", "支持导入哪些文件格式？", ("opposite",)),
         ("美国公民来中国可以免签吗", "法国公民来中国可以免签吗？", ("names",)),
         ("中国公民去萨摩亚旅游免签吗", "萨摩亚公民来中国可以免签吗？", ("order",)),
         # the same question in other words: nothing

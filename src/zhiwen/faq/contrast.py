@@ -11,6 +11,8 @@ that fires (the row stays a near miss for 「您是不是想问：」):
   二套、三年) and not the same ones;
 * **polarity** — one question is negated (不、没有、不得、禁止 …) and the other is not; the
   A-not-A question form (能不能、是不是、有没有) is not a negation;
+* **opposite** — one says a word where the other says its opposite (:data:`OPPOSITES`: 入境 /
+  出境, 导入 / 导出, 最高 / 最低 …);
 * **names** — the question names a place or an organisation (the segmenter's tags) that the
   entry question does not contain;
 * **order** — the names they share come in another order: the roles are swapped (中国公民去法国
@@ -22,6 +24,8 @@ Example::
     ('numbers',)
     >>> differences("哪些财产可以抵押", "哪些财产不得抵押？")
     ('polarity',)
+    >>> differences("外国人出境需要什么手续", "外国人入境需要什么手续？")
+    ('opposite',)
     >>> differences("美国公民来中国可以免签吗", "法国公民来中国可以免签吗？")
     ('names',)
     >>> differences("中国公民去法国旅游免签吗", "法国公民来中国可以免签吗？")
@@ -64,6 +68,31 @@ _NEGATIONS = frozenset(
 # word with it counts only for the order of names both questions share
 _NAME_TAGS = frozenset({"ns", "nt", "nrt"})
 _PERSON_TAGS = frozenset({"nr", "nz"})
+
+
+# words that turn a question into its opposite when put for each other (入境 for 出境, 导出 for
+# 导入): general antonyms of service FAQs, both written as they appear in questions
+_OPPOSITE_WORDS = (
+    "入境/出境 入境/离境 来华/离华 出国/回国 境内/境外 国内/国外 导入/导出 "
+    "上传/下载 买/卖 购买/出售 买入/卖出 存入/取出 缴存/提取 收入/支出 "
+    "增加/减少 提高/降低 上涨/下跌 升/降 最高/最低 最长/最短 最多/最少 "
+    "最大/最小 以上/以下 之前/之后 好处/坏处 优点/缺点 优势/劣势 开启/关闭 "
+    "打开/关闭 启用/停用 启用/禁用 允许/禁止 添加/删除 创建/删除 删除/恢复 "
+    "登录/退出 加入/退出 一手/二手 新房/二手房 首套/二套 免征/减征 出租/承租 "
+)
+OPPOSITES: tuple[tuple[str, str], ...] = tuple(
+    (a, b) for a, _, b in (pair.partition("/") for pair in _OPPOSITE_WORDS.split())
+)
+
+
+def _opposed(mine: str, theirs: str) -> bool:
+    """One question says a word where the other says its opposite (and neither says both)."""
+    for a, b in OPPOSITES:
+        if (a in mine and b not in mine and b in theirs and a not in theirs) or (
+            b in mine and a not in mine and a in theirs and b not in theirs
+        ):
+            return True
+    return False
 
 
 def numbers(text: str) -> frozenset[str]:
@@ -118,6 +147,8 @@ class QuestionFacts:
             out.append("numbers")
         if self.negated != other.negated:
             out.append("polarity")
+        if _opposed(self.folded, other.folded):
+            out.append("opposite")
         if any(name not in other.folded for name in self.names):
             out.append("names")
         elif _order_differs(self.tagged, other.tagged):
