@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: how the standalone question was made
-Method = str  # "unchanged" | "substitution" | "anaphora" | "subject" | "llm"
+Method = str  # "unchanged" | "substitution" | "anaphora" | "generic" | "part" | "subject" | "llm"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +34,9 @@ class Standalone:
     replaced: str | None = None  # what in the question (or the earlier question) it replaced
     carried: dict[str, Any] = field(default_factory=dict)  # app slots (country, dish, filters …)
     llm_fallback: str | None = None  # why the LLM's rewrite was not taken (condense.rejection)
+    #: names retrieval should favour (the conversation's topic, while the question names no other
+    #: entity): documents whose title names one rank higher (:mod:`zhiwen.retrieve.focus`)
+    focus: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -52,6 +55,7 @@ class Standalone:
             "topic": self.topic,
             **({"carried": self.carried} if self.carried else {}),
             **({"llm_fallback": self.llm_fallback} if self.llm_fallback else {}),
+            **({"focus": list(self.focus)} if self.focus else {}),
         }
 
 

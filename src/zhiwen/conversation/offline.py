@@ -8,12 +8,22 @@ applies to passes unchanged (a standalone question is never touched):
    the same kind (or of the topic): 「中国公民去泰国需要签证吗」 → 「中国公民去西班牙需要签证吗」.
 2. **anaphora**: 「它在哪个校区？」「这道菜要炖多久？」「该学院开设了哪些课程？」 — a pronoun or a
    demonstrative phrase is replaced by the conversation's topic.
-3. **subject**: 「开设了哪些课程？」 — a short question that names nothing (no entity of the
+3. **generic** and **part** (look-alike pages, :meth:`Vocabulary.parts_of`): a bare generic noun
+   that the topic ends with stands for it — 「学院有几个系？」 → 「东湖大学计算机学院有几个系？」;
+   a question that names only what the KB's titles give the topic (its headings' words, its
+   majors: 「本科生…」「毕业生…」「软件工程专业…」) and no other entity gets the topic in front.
+4. **subject**: 「开设了哪些课程？」 — a short question that names nothing (no entity of the
    vocabulary, no rare word) gets the topic as its subject.
 
 The **topic** is the entity the conversation is about: the last one a user question named (an
-earlier follow-up resolved first), else one named in the last answer, else — with no vocabulary
-hit at all — the rarest word of the last question (jieba's IDF: names are rare).
+earlier follow-up resolved first; a title's sibling name rather than the whole title), else one
+named in the last answer, else — with no vocabulary hit at all — the rarest word of the last
+question (jieba's IDF: names are rare). A question that names only the topic's parts stays on it.
+
+The **focus** (``Standalone.focus``) is the topic when it is a name of the vocabulary and the
+question names no other entity: retrieval favours the documents whose title names it
+(:mod:`zhiwen.retrieve.focus`). It is dropped as soon as the question names another entity,
+and there is none without a conversation.
 
 Example::
 
@@ -29,7 +39,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -39,7 +49,7 @@ import rjieba
 
 from zhiwen.answer.scoring import term_weight
 from zhiwen.conversation.model import Standalone, message_text
-from zhiwen.conversation.vocabulary import Mention, Vocabulary
+from zhiwen.conversation.vocabulary import SIBLING, TITLE, Mention, Vocabulary
 
 #: a question longer than this (in letters and characters) is taken to name its own subject
 SHORT_QUESTION_CHARS = 12
@@ -114,7 +124,7 @@ class OfflineCondenser:
         """What a user turn that names no entity leaves the conversation about."""
         if resolved.changed:
             return resolved.topic
-        if state.topic is not None and not self._names_subject(resolved.question):
+        if state.topic is not None and self._keeps(state.topic, resolved.question):
             return state.topic  # a turn without a subject of its own stays on topic
         return self._focused(answer) or self._rarest_noun(resolved.question) or state.topic
 
@@ -122,8 +132,14 @@ class OfflineCondenser:
         """The state after one earlier user turn (resolved against the turns before it)."""
         resolved = self._resolve(state, question) or Standalone.unchanged(question)
         mentions = tuple(self.vocabulary.find(resolved.question))
-        topic = mentions[0].text if mentions else self._topic_of(state, resolved, answer)
+        topic = self._named(mentions[0]) if mentions else self._topic_of(state, resolved, answer)
         return _State(resolved.question, mentions, topic)
+
+    def _named(self, mention: Mention) -> str:
+        """The entity a mention names: a whole title's sibling name (its organisation), else itself."""
+        if mention.kind == TITLE:
+            return self.vocabulary.sibling_in(mention.text) or mention.text
+        return mention.text
 
     def _state(self, history: Sequence[Mapping[str, Any]]) -> _State:
         recent = [m for m in history if m.get("role") in ("user", "assistant")][-2 * self.window :]
@@ -193,6 +209,47 @@ class OfflineCondenser:
         found += [(m.start(), m.group()) for m in _PRONOUN.finditer(question) if m.start() in starts]
         return min(found)[1] if found else None
 
+    def _part(self, state: _State, question: str) -> Standalone | None:
+        """A bare generic noun the topic ends with (学院 → 东湖大学计算机学院), or a question that
+        names the topic's parts (本科生, 软件工程专业 …) and no other entity: the topic put in."""
+        topic = state.topic
+        if not topic or topic not in self.vocabulary or topic in question or self.vocabulary.find(question):
+            return None
+        offset = 0
+        for word in rjieba.cut(question):
+            if len(word) >= 2 and topic.endswith(word) and _is_noun(word) and not names_something(word):
+                rewritten = question[:offset] + topic + question[offset + len(word) :]
+                return Standalone(rewritten, question, "generic", topic=topic, replaced=word)
+            offset += len(word)
+        parts = self.vocabulary.parts_of(topic)
+        named = [w for w in rjieba.cut(question) if w in parts]
+        if not named:
+            return None
+        return Standalone(topic + question.strip(), question, "part", topic=topic, replaced=named[0])
+
+    def _keeps(self, topic: str, question: str) -> bool:
+        """A question that names no vocabulary entity keeps the topic when it names no subject of
+        its own, names only the topic's parts, or the topic is a sibling (among look-alike pages
+        only another sibling's name can change it)."""
+        if self.vocabulary.kind_of(topic) == SIBLING:
+            return True
+        return not self._names_subject(question) or self.stays_on(topic, question)
+
+    def stays_on(self, topic: str, question: str) -> bool:
+        """Every specific word of ``question`` is the topic's or one of its parts."""
+        parts = self.vocabulary.parts_of(topic)
+        words = rjieba.cut(_PUNCT.sub(" ", question.replace(topic, " ")))
+        return all(w in parts or w in topic for w in words if names_something(w))
+
+    def focus_of(self, question: str, topic: str | None) -> tuple[str, ...]:
+        """``(topic,)`` when the (standalone) question is about the topic and names no other
+        entity of the vocabulary; else nothing (see the module docstring)."""
+        if not topic or topic not in self.vocabulary:
+            return ()
+        if any(topic not in m.text for m in self.vocabulary.find(question)):
+            return ()  # another entity (a sibling, the topic's parent, another title)
+        return (topic,) if topic in question or self._keeps(topic, question) else ()
+
     def _subject(self, state: _State, question: str) -> Standalone | None:
         if not state.topic or _content_chars(question) > SHORT_QUESTION_CHARS:
             return None
@@ -209,7 +266,7 @@ class OfflineCondenser:
         return any(names_something(w) for w in rjieba.cut(_PUNCT.sub(" ", question)))
 
     def _resolve(self, state: _State, question: str) -> Standalone | None:
-        for rule in (self._substitution, self._anaphora, self._subject):
+        for rule in (self._substitution, self._anaphora, self._part, self._subject):
             found = rule(state, question)
             if found is not None:
                 return found
@@ -221,10 +278,8 @@ class OfflineCondenser:
         if not any(m.get("role") == "user" for m in history):
             return Standalone.unchanged(question)
         state = self._state(history)
-        found = self._resolve(state, question)
-        if found is None:
-            return Standalone(question, question, topic=state.topic)
-        return found
+        found = self._resolve(state, question) or Standalone(question, question, topic=state.topic)
+        return replace(found, focus=self.focus_of(found.question, found.topic))
 
 
 def _noun_after(text: str) -> str:
