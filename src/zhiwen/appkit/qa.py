@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 from zhiwen.answer.events import AppEvent
 from zhiwen.answer.model import Answer
-from zhiwen.answer.qa import DEFAULT_TOP_K, answer_question, stream_question
+from zhiwen.answer.qa import DEFAULT_TOP_K, answer_question, focus_for, stream_question
 from zhiwen.appkit.app import AppContext, AskRequest, BaseApp
 from zhiwen.appkit.conversation import standalone, with_standalone
 from zhiwen.conversation.vocabulary import kb_vocabulary
@@ -47,14 +47,20 @@ class GenericQA(BaseApp):
         kb = ctx.open_kb(_kb_name(request))
         question = standalone(request, ctx, kb_vocabulary(kb))
         top_k = request.top_k or DEFAULT_TOP_K
-        answer = answer_question(kb, question.question, top_k=top_k, llm=ctx.llm, pipeline=ctx.pipeline)
+        focus = focus_for(question.focus, ctx.settings)  # the conversation's topic steers retrieval
+        answer = answer_question(
+            kb, question.question, top_k=top_k, llm=ctx.llm, pipeline=ctx.pipeline, focus=focus
+        )
         return answer.model_copy(update={"standalone_question": question.question})
 
     def stream(self, request: AskRequest, ctx: AppContext) -> Iterator[AppEvent]:
         kb = ctx.open_kb(_kb_name(request))
         question = standalone(request, ctx, kb_vocabulary(kb))
         top_k = request.top_k or DEFAULT_TOP_K
-        events = stream_question(kb, question.question, top_k=top_k, llm=ctx.llm, pipeline=ctx.pipeline)
+        focus = focus_for(question.focus, ctx.settings)  # the conversation's topic steers retrieval
+        events = stream_question(
+            kb, question.question, top_k=top_k, llm=ctx.llm, pipeline=ctx.pipeline, focus=focus
+        )
         return with_standalone(events, question.question)
 
 
