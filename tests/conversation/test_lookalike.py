@@ -119,6 +119,27 @@ def test_a_question_the_rules_do_not_rewrite_keeps_the_sibling_topic_as_its_focu
     assert later.question == f"{TOPIC}有几个系？"  # the topic did not drift to 省控线
 
 
+def test_another_sibling_is_asked_the_question_the_rules_left() -> None:
+    history = [*OPENED, *turns(("录取最低分比省控线高多少分？", "高出 60 分"))]
+    found = CONDENSER.condense(history, "那西岭大学计算机学院呢？")
+    assert found.question == "西岭大学计算机学院录取最低分比省控线高多少分？"
+    assert found.focus == ("西岭大学计算机学院",)
+
+
+def test_a_generic_noun_is_not_the_topic_when_the_question_names_its_own_subject() -> None:
+    """A statute's title ends with 规定; 「…条例对…检查有什么规定？」 is not about it."""
+    statutes = OfflineCondenser(
+        Vocabulary({"上海市住房公积金管理若干规定": TITLE, "中华人民共和国契税法": TITLE})
+    )
+    history = turns(("上海市住房公积金管理若干规定对缴存比例有什么要求？", "……"))
+    question = "出境入境边防检查条例对交通运输工具的检查有什么规定？"
+    assert statutes.condense(history, question).question == question
+    assert (
+        statutes.condense(history, "规定是哪年发布的？").question
+        == "上海市住房公积金管理若干规定是哪年发布的？"
+    )
+
+
 def test_a_complete_question_about_the_topic_keeps_the_focus() -> None:
     found = CONDENSER.condense(OPENED, f"{TOPIC}的办公电话是多少？")
     assert not found.changed and found.focus == (TOPIC,)

@@ -82,6 +82,8 @@ _DEMONSTRATIVE = re.compile(
 )
 #: the noun after a demonstrative: up to 4 characters, ending where the predicate starts
 _NOUN_AFTER = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]{1,4}")
+#: what may come before a question's subject (「请问学院…」「那学院…」)
+_OPENING = re.compile(r"^(?:请问|那么|那|还有|另外|再问一下)[，,\s]*")
 #: characters a predicate starts with (这道菜|要…, 该学院|开设…): the demonstrative's noun ends there
 _PREDICATE_START = frozenset(
     "要是在有会能需怎什如多哪可应的了吗呢么和与跟都也还就被把让给对从到为向开何几样般时次些种里儿边"
@@ -173,11 +175,21 @@ class OfflineCondenser:
             old = state.topic
         else:
             return None
-        if not new or not old or old not in state.question or new == old:
+        base = self._asked_about(state, old)
+        if not new or base is None or old is None or new == old:
             return None
-        return Standalone(
-            state.question.replace(old, new, 1), question, "substitution", topic=new, replaced=old
-        )
+        return Standalone(base.replace(old, new, 1), question, "substitution", topic=new, replaced=old)
+
+    def _asked_about(self, state: _State, old: str | None) -> str | None:
+        """The last question that names ``old`` — with a sibling topic in front when it was asked
+        without it (「录取最低分…？」「那西岭大学计算机学院呢？」 asks the same of the other)."""
+        if not old or state.question is None:
+            return None
+        if old in state.question:
+            return state.question
+        if old == state.topic and self.vocabulary.kind_of(old) == SIBLING:
+            return old + state.question
+        return None
 
     def _anaphora(self, state: _State, question: str) -> Standalone | None:
         if not state.topic or self.vocabulary.find(question):
@@ -215,12 +227,16 @@ class OfflineCondenser:
         topic = state.topic
         if not topic or topic not in self.vocabulary or topic in question or self.vocabulary.find(question):
             return None
-        offset = 0
-        for word in rjieba.cut(question):
-            if len(word) >= 2 and topic.endswith(word) and _is_noun(word) and not names_something(word):
-                rewritten = question[:offset] + topic + question[offset + len(word) :]
-                return Standalone(rewritten, question, "generic", topic=topic, replaced=word)
-            offset += len(word)
+        if not self._keeps(topic, question):
+            return None
+        head = _OPENING.match(question)
+        start = head.end() if head else 0
+        word = next(iter(rjieba.cut(question[start:])), "")
+        if len(word) >= 2 and topic.endswith(word) and _is_noun(word) and not names_something(word):
+            # the question opens with the noun the topic ends with: 学院 stands for 东湖大学计算机学院
+            # (「…有什么规定？」 ends with one: an object, not the topic)
+            rewritten = question[:start] + topic + question[start + len(word) :]
+            return Standalone(rewritten, question, "generic", topic=topic, replaced=word)
         parts = self.vocabulary.parts_of(topic)
         named = [w for w in rjieba.cut(question) if w in parts]
         if not named:
@@ -231,9 +247,10 @@ class OfflineCondenser:
         """A question that names no vocabulary entity keeps the topic when it names no subject of
         its own, names only the topic's parts, or the topic is a sibling (among look-alike pages
         only another sibling's name can change it)."""
-        if self.vocabulary.kind_of(topic) == SIBLING:
+        kind = self.vocabulary.kind_of(topic)
+        if kind == SIBLING or not self._names_subject(question):
             return True
-        return not self._names_subject(question) or self.stays_on(topic, question)
+        return kind is not None and self.stays_on(topic, question)  # parts: a name's own titles
 
     def stays_on(self, topic: str, question: str) -> bool:
         """Every specific word of ``question`` is the topic's or one of its parts."""
