@@ -25,9 +25,10 @@ Example::
 
     >>> pool = Pool.generate(seed=0, universities=2, colleges=6)
     >>> len(pool.pages), pool.pages[0].title
-    (148, '东湖大学计算机科学与技术学院概况')
+    (236, '东湖大学新闻传播学院概况')
     >>> d = dialogues(pool, 3, seed=0)[0]
-    >>> d["turns"][1]["kind"], d["turns"][1]["standalone"]
+    >>> d["turns"][1]["kind"], d["turns"][1]["user"], d["turns"][1]["standalone"]
+    ('generic', '本科招生咨询电话是多少？', '西岭大学数学与统计学院本科招生咨询电话是多少？')
 """
 
 from __future__ import annotations

@@ -23,8 +23,11 @@ without one when no candidate matches it.
 
 Example::
 
-    >>> focus = Focus(names=("东湖大学计算机学院",), weight=0.5)
-    >>> [h.chunk.title for h in apply_focus(hits, focus)][:2]
+    >>> def page(title, score):
+    ...     return SearchHit(Chunk(id=title + "#0", doc_id=title, text="…", title=title), score)
+    >>> hits = [page("西岭大学计算机学院本科生培养", 0.9), page("东湖大学计算机学院本科生培养", 0.8),
+    ...         page("东湖大学计算机学院联系方式", 0.1)]
+    >>> [h.chunk.title for h in apply_focus(hits, Focus(names=("东湖大学计算机学院",)))][:2]
     ['东湖大学计算机学院本科生培养', '西岭大学计算机学院本科生培养']
 """
 
