@@ -372,7 +372,6 @@ def plan_generic(
     ``focus``: what the conversation is about, as a retrieval prior (:func:`focus_for` makes it
     from ``Standalone.focus`` and the settings): documents whose title names it rank higher.
     """
-    settings = _kb_settings(kb)
     found = pipeline_for(kb, pipeline).search_parents(
         kb, question, top_k=top_k, mode=mode, filters=filters, focus=focus
     )
@@ -382,6 +381,7 @@ def plan_generic(
         (s.title, truncate("\n\n".join(_passages(p, passages_per_doc)), context_chars))
         for s, p in zip(sources, parents, strict=True)
     ]
+    settings = _kb_settings(kb)
     options = answer_options or default_answer_options(settings)
     floor = floor_for(kb.config.extra, settings)
     diag = found.chunks.diagnostics
