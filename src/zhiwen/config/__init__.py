@@ -201,6 +201,12 @@ class ConversationSettings(BaseModel):
     enabled: bool = True  # off: every question is answered as asked (the before of the benchmarks)
     llm_condense: bool = True
     condense_timeout_s: float = Field(3.0, gt=0.0, le=30.0)
+    # the conversation's topic as a prior over retrieval's candidates (zhiwen.retrieve.focus):
+    # a candidate whose title names it gains topic_prior × the candidates' score range (0: off),
+    # among topic_prior_depth chunks; "first" puts every such candidate ahead
+    topic_prior: float = Field(0.5, ge=0.0, le=10.0)
+    topic_prior_depth: int = Field(50, ge=1, le=1000)
+    topic_prior_strategy: Literal["boost", "first"] = "boost"
 
 
 class FAQSettings(BaseModel):
