@@ -53,12 +53,20 @@ FEEDBACK_COLUMNS = ("answer_id", "kb", "caller", "rating", "reason", "comment", 
 _IN_CHUNK = 500  # ids per IN (…) list
 
 
+def _text(value: str | None) -> str | None:
+    # PostgreSQL refuses NUL in text and jsonb: one such question must not cost its whole batch
+    return value.replace("\x00", "") if value and "\x00" in value else value
+
+
 def to_row(q: LoggedQuestion) -> tuple[Any, ...]:
     """A record as the row ``COLUMNS`` names (the normal form computed here, off the request)."""
-    sources = json.dumps([s.to_json() for s in q.sources], ensure_ascii=False)
+    sources = json.dumps(
+        [{k: _text(v) if isinstance(v, str) else v for k, v in s.to_json().items()} for s in q.sources],
+        ensure_ascii=False,
+    )
     answerable = None if q.answerable is None else int(q.answerable)
     return (
-        q.answer_id, q.at, q.kb, q.app, q.caller, q.session_id, q.question, q.standalone,
+        q.answer_id, q.at, q.kb, q.app, q.caller, _text(q.session_id), _text(q.question), _text(q.standalone),
         normalise_question(q.asked), q.answer_type, answerable, int(q.unanswered), q.fallback,
         q.faq_id, q.faq_score, sources, q.latency_ms, q.llm_calls, q.prompt_tokens, q.completion_tokens,
     )  # fmt: skip
@@ -81,7 +89,7 @@ def from_row(row: Sequence[Any]) -> LoggedQuestion:
 
 
 def feedback_row(f: Feedback) -> tuple[Any, ...]:
-    return (f.answer_id, f.kb, f.caller, f.rating, f.reason, f.comment, f.at)
+    return (f.answer_id, f.kb, f.caller, f.rating, f.reason, _text(f.comment), f.at)
 
 
 def feedback_from_row(row: Sequence[Any]) -> Feedback:
