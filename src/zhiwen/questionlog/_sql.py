@@ -58,17 +58,22 @@ def _text(value: str | None) -> str | None:
     return value.replace("\x00", "") if value and "\x00" in value else value
 
 
+def _sources_json(sources: Sequence[SourceRef]) -> str:
+    text = json.dumps([s.to_json() for s in sources], ensure_ascii=False)
+    if "\\u0000" not in text:
+        return text
+    clean = [{k: _text(v) if isinstance(v, str) else v for k, v in s.to_json().items()} for s in sources]
+    return json.dumps(clean, ensure_ascii=False)
+
+
 def to_row(q: LoggedQuestion) -> tuple[Any, ...]:
     """A record as the row ``COLUMNS`` names (the normal form computed here, off the request)."""
-    sources = json.dumps(
-        [{k: _text(v) if isinstance(v, str) else v for k, v in s.to_json().items()} for s in q.sources],
-        ensure_ascii=False,
-    )
     answerable = None if q.answerable is None else int(q.answerable)
     return (
         q.answer_id, q.at, q.kb, q.app, q.caller, _text(q.session_id), _text(q.question), _text(q.standalone),
         normalise_question(q.asked), q.answer_type, answerable, int(q.unanswered), q.fallback,
-        q.faq_id, q.faq_score, sources, q.latency_ms, q.llm_calls, q.prompt_tokens, q.completion_tokens,
+        q.faq_id, q.faq_score, _sources_json(q.sources), q.latency_ms, q.llm_calls, q.prompt_tokens,
+        q.completion_tokens,
     )  # fmt: skip
 
 
@@ -227,18 +232,29 @@ class SQLQuestionStore:
         for row in self._pages(f"SELECT q.at, q.answer_id, {columns}", kb, span, page):
             yield from_row(row[2:])
 
+    def _ratings(self, kb: str) -> dict[str, tuple[int, int]]:
+        """Answer id → (👍, 👎) of every rated answer of ``kb`` (ratings are few beside questions)."""
+        query = self._sql(
+            "SELECT answer_id, SUM(CASE WHEN rating = 'up' THEN 1 ELSE 0 END), "
+            "SUM(CASE WHEN rating = 'down' THEN 1 ELSE 0 END) FROM {f} WHERE kb = ? GROUP BY answer_id"
+        )
+        with self._cursor() as cur:
+            cur.execute(query, (kb,))
+            return {answer_id: (int(up), int(down)) for answer_id, up, down in cur.fetchall()}
+
     def stat_rows(self, kb: str, span: Span, *, page: int = 5000) -> Iterator[StatRow]:
-        rated = "(SELECT COUNT(*) FROM {f} f WHERE f.answer_id = q.answer_id AND f.rating = '%s')"
+        ratings = self._ratings(kb)
         select = (
             "SELECT q.at, q.answer_id, q.answer_type, q.unanswered, q.latency_ms, q.llm_calls, "
-            f"q.prompt_tokens, q.completion_tokens, {rated % 'up'}, {rated % 'down'}"
+            "q.prompt_tokens, q.completion_tokens"
         )
-        for at, _, answer_type, unanswered, latency, calls, prompt, completion, up, down in self._pages(
+        for at, answer_id, answer_type, unanswered, latency, calls, prompt, completion in self._pages(
             select, kb, span, page
         ):
+            up, down = ratings.get(answer_id, (0, 0))
             yield StatRow(
                 float(at), answer_type, bool(unanswered), float(latency), int(calls), int(prompt),
-                int(completion), int(up), int(down),
+                int(completion), up, down,
             )  # fmt: skip
 
     def phrasings(self, kb: str, span: Span, *, limit: int) -> list[Phrasing]:

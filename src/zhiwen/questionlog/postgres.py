@@ -18,13 +18,16 @@ Example::
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import psycopg
+
 from zhiwen.config import PostgresSettings, get_settings
 from zhiwen.errors import InvalidParameter
-from zhiwen.questionlog._sql import SQLQuestionStore
+from zhiwen.questionlog._sql import COLUMNS, SQLQuestionStore, to_row
+from zhiwen.questionlog.model import LoggedQuestion
 from zhiwen.store._pg_pool import SharedPool, acquire_pool, release_pool
 
 SCHEMA = "zhiwen_questions"
@@ -100,6 +103,20 @@ class PostgresQuestionStore(SQLQuestionStore):
             for statement in _DDL.format(schema=self.schema, layout=LAYOUT).split(";"):
                 if statement.strip():
                     cur.execute(statement)
+
+    def add(self, records: Sequence[LoggedQuestion]) -> None:
+        """COPY (about twice the rows per second of a batched INSERT); an id already there —
+        a record queued twice — makes the batch go again through the INSERT that skips it."""
+        if not records:
+            return
+        rows = [to_row(q) for q in records]
+        copy_in = f"COPY {self.questions_table} ({', '.join(COLUMNS)}) FROM STDIN"
+        try:
+            with self._cursor() as cur, cur.copy(copy_in) as copy:
+                for row in rows:
+                    copy.write_row(row)
+        except psycopg.errors.UniqueViolation:
+            super().add(records)
 
     @contextmanager
     def _cursor(self) -> Iterator[Any]:
