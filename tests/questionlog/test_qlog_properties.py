@@ -79,21 +79,41 @@ phrasings = st.lists(
 )
 
 
-@given(phrasings, st.integers(0, 2**31), st.floats(0.0, 1.0))
+@given(phrasings, st.integers(0, 2**31), st.floats(0.0, 1.0), st.sampled_from(["leader", "single"]))
 @settings(max_examples=60, deadline=None)
-def test_grouping_is_a_partition(items: list[Phrasing], seed: int, threshold: float) -> None:
+def test_grouping_is_a_partition(items: list[Phrasing], seed: int, threshold: float, linkage: str) -> None:
     rng = np.random.default_rng(seed)
     vecs = rng.normal(size=(len(items), 4)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True) + 1e-9
-    groups = group_phrasings(items, vectors=lambda texts: vecs, threshold=threshold)
+    groups = group_phrasings(items, vectors=lambda texts: vecs, threshold=threshold, linkage=linkage)  # type: ignore[arg-type]
     members = [v.normal for g in groups for v in g.variants]
     assert sorted(members) == sorted(p.normal for p in items)  # each exactly once
     assert sum(g.count for g in groups) == sum(p.count for p in items)
     assert [g.count for g in groups] == sorted((g.count for g in groups), reverse=True)
-    # every pair close enough (and not told apart) ends in one group
     where = {v.normal: k for k, g in enumerate(groups) for v in g.variants}
-    for i, j in near_pairs([p.question for p in items], vecs, threshold):
-        assert where[items[i].normal] == where[items[j].normal]
+    texts = [p.question for p in items]
+    if linkage == "single":  # every pair close enough (and not told apart) ends in one group
+        for i, j in near_pairs(texts, vecs, threshold):
+            assert where[items[i].normal] == where[items[j].normal]
+    else:  # every member is close enough to its group's leader, the most asked of the group
+        index = {p.normal: k for k, p in enumerate(items)}
+        for g in groups:
+            lead = index[g.variants[0].normal]
+            for v in g.variants[1:]:
+                assert float(vecs[lead] @ vecs[index[v.normal]]) >= threshold - 1e-6
+
+
+def test_a_leader_does_not_chain() -> None:
+    # A≈B and B≈C, but A and C are far apart: single linkage joins all three, a leader does not
+    angle = np.deg2rad([0.0, 14.0, 28.0])
+    vecs = np.stack([np.cos(angle), np.sin(angle)], axis=1).astype(np.float32)
+    items = [
+        Phrasing(n, t, c, 0, T0) for n, t, c in (("a", "甲问题", 5), ("b", "乙问题", 4), ("c", "丙问题", 3))
+    ]
+    chained = group_phrasings(items, vectors=lambda t: vecs, threshold=0.96, linkage="single", contrast=False)
+    led = group_phrasings(items, vectors=lambda t: vecs, threshold=0.96, contrast=False)
+    assert [g.count for g in chained] == [12]
+    assert [g.count for g in led] == [9, 3]
 
 
 def test_near_duplicates_join_but_contrasts_stay_apart() -> None:

@@ -3,17 +3,20 @@
 Two steps. **Exact**: questions with the same normal form (:func:`zhiwen.faq.normalize.
 normalise_question`: width, case, traditional characters, punctuation, final particles) are one
 phrasing — the store counts them (:meth:`~zhiwen.questionlog.base.QuestionStore.phrasings`).
-**Near**: with an embedder, two phrasings whose vectors' cosine reaches ``threshold`` are joined
-(union-find, so the groups are a partition), unless the FAQ matcher's contrast checks say they
-are different questions (another number, the opposite polarity or direction, another name:
-:class:`zhiwen.faq.contrast.QuestionFacts`, both ways): 「144小时过境免签」 and
-「240小时过境免签」 stay apart.
-``bench/bench_question_log.py`` measured the threshold (``log.group_threshold``).
+**Near**, with an embedder: the most asked phrasing leads a group and a less asked one joins
+the closest leader whose cosine reaches ``threshold``, unless the FAQ matcher's contrast checks
+say they are different questions (another number, the opposite polarity or direction, another
+name: :class:`zhiwen.faq.contrast.QuestionFacts`, both ways): 「144小时过境免签」 and
+「240小时过境免签」 stay apart. The groups are a partition. Union-find over every close pair
+(``linkage="single"``) chains A≈B≈C into one group; on the FAQ bench's questions it kept less
+pairwise precision (0.79 against 0.83 held out, ``bench/bench_question_log.py``, which also
+chose ``log.group_threshold``). Question vectors: the KB's embedder's ``embed_query`` (the FAQ
+matcher's side, on which the threshold was measured).
 
 Example::
 
-    >>> groups = group_phrasings(store.phrasings("manual", Span(), limit=200),
-    ...                          vectors=embedder.embed_passages, threshold=0.95)
+    >>> vectors = lambda texts: np.stack([embedder.embed_query(t) for t in texts])
+    >>> groups = group_phrasings(store.phrasings("manual", Span(), limit=500), vectors=vectors)
     >>> groups[0].question, groups[0].count, len(groups[0].variants)
     ('怎么创建知识库', 12, 3)
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -31,6 +35,7 @@ from zhiwen.questionlog.base import Phrasing
 #: texts → (n, dim) float32 rows, L2-normalised (an :class:`~zhiwen.embed.base.Embedder`'s
 #: ``embed_passages``)
 Vectors = Callable[[Sequence[str]], np.ndarray]
+Linkage = Literal["leader", "single"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,23 +129,71 @@ def _told_apart(texts: Sequence[str], i: int, j: int, facts: dict[int, QuestionF
     return bool(facts[i].differences(texts[j], facts[j]) or facts[j].differences(texts[i], facts[i]))
 
 
+def leader_groups(
+    texts: Sequence[str],
+    vectors: np.ndarray,
+    counts: Sequence[int],
+    threshold: float,
+    *,
+    contrast: bool = True,
+) -> list[list[int]]:
+    """Groups of indexes, each around a leader: the most asked phrasing not yet close to one
+    leads; every other joins the closest leader whose cosine reaches ``threshold`` (and that the
+    contrast checks do not tell apart), else leads a group of its own. Unlike union-find, a
+    chain of small steps (A≈B≈C≈D) never joins A and D."""
+    sims = np.asarray(vectors, dtype=np.float32) @ np.asarray(vectors, dtype=np.float32).T
+    facts: dict[int, QuestionFacts] = {}
+    leaders: list[int] = []
+    members: dict[int, list[int]] = {}
+    for i in sorted(range(len(texts)), key=lambda k: -counts[k]):
+        near = [(float(sims[i, lead]), lead) for lead in leaders if sims[i, lead] >= threshold]
+        joined = next(
+            (
+                lead
+                for _, lead in sorted(near, reverse=True)
+                if not (contrast and _told_apart(texts, i, lead, facts))
+            ),
+            None,
+        )
+        if joined is None:
+            leaders.append(i)
+            members[i] = [i]
+        else:
+            members[joined].append(i)
+    return list(members.values())
+
+
+def _union_groups(
+    texts: Sequence[str], vectors: np.ndarray, threshold: float, contrast: bool
+) -> list[list[int]]:
+    joined = DisjointSet(len(texts))
+    for i, j in near_pairs(texts, vectors, threshold, contrast=contrast):
+        joined.union(i, j)
+    return joined.groups()
+
+
 def group_phrasings(
     phrasings: Sequence[Phrasing],
     *,
     vectors: Vectors | None = None,
-    threshold: float = 0.95,
+    threshold: float = 0.96,
     contrast: bool = True,
+    linkage: Linkage = "leader",
 ) -> list[AskedGroup]:
     """``phrasings`` (one per normal form) joined into groups, most asked group first; without
-    ``vectors`` each phrasing is its own group."""
+    ``vectors`` each phrasing is its own group. ``linkage``: ``leader`` (:func:`leader_groups`,
+    the default) or ``single`` (union-find over every close pair: chains, measured in the bench)."""
     items = list(phrasings)
-    joined = DisjointSet(len(items))
+    parts: list[list[int]] = [[i] for i in range(len(items))]
     if vectors is not None and len(items) > 1:
         texts = [p.question for p in items]
-        for i, j in near_pairs(texts, vectors(texts), threshold, contrast=contrast):
-            joined.union(i, j)
+        vecs = vectors(texts)
+        if linkage == "leader":
+            parts = leader_groups(texts, vecs, [p.count for p in items], threshold, contrast=contrast)
+        else:
+            parts = _union_groups(texts, vecs, threshold, contrast)
     groups = [
         AskedGroup(tuple(sorted((items[i] for i in members), key=lambda p: (-p.count, -p.last_at))))
-        for members in joined.groups()
+        for members in parts
     ]
     return sorted(groups, key=lambda g: (-g.count, -g.last_at, g.question))
