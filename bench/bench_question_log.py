@@ -200,12 +200,14 @@ def realistic_records(
     pool = [json.loads(line)["q"] for line in (FAQ_SETS / "questions.jsonl").read_text("utf-8").splitlines()]
     weights = [1 / (i + 1) for i in range(len(pool))]
     now = time.time()
-    for i in range(n):
+    # asked over 30 days and logged in the order they were asked (ids sort with them)
+    times = sorted(now - rng.uniform(0, 30 * DAY) for _ in range(n))
+    for i, at in enumerate(times):
         question = rng.choices(pool, weights)[0]
         kind = rng.choices(["extractive", "generated", "faq", "refused"], [6, 2, 1, 1])[0]
         follow = rng.random() < 0.33
         yield LoggedQuestion(
-            answer_id=new_answer_id(),
+            answer_id=new_answer_id(at),
             kb=f"{prefix}{i % kbs}",
             app=f"app{i % apps}",
             question="那这个呢？" if follow else question,
@@ -222,7 +224,7 @@ def realistic_records(
             completion_tokens=rng.randrange(50, 400) if kind == "generated" else 0,
             caller=hashlib.sha256(str(rng.randrange(50)).encode()).hexdigest()[:16],
             session_id=f"s{rng.randrange(10_000)}" if follow else None,
-            at=now - rng.uniform(0, 30 * DAY),
+            at=at,
         )
 
 

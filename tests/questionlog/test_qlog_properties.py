@@ -75,7 +75,7 @@ phrasings = st.lists(
         last_at=st.floats(T0, T0 + 1000),
     ),
     max_size=40,
-    unique_by=lambda p: p.normal,
+    unique_by=(lambda p: p.normal, lambda p: p.question),
 )
 
 
@@ -85,7 +85,13 @@ def test_grouping_is_a_partition(items: list[Phrasing], seed: int, threshold: fl
     rng = np.random.default_rng(seed)
     vecs = rng.normal(size=(len(items), 4)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True) + 1e-9
-    groups = group_phrasings(items, vectors=lambda texts: vecs, threshold=threshold, linkage=linkage)  # type: ignore[arg-type]
+    row = {p.question: k for k, p in enumerate(items)}
+    groups = group_phrasings(
+        items,
+        vectors=lambda texts: vecs[[row[t] for t in texts]],
+        threshold=threshold,
+        linkage=linkage,  # type: ignore[arg-type]
+    )
     members = [v.normal for g in groups for v in g.variants]
     assert sorted(members) == sorted(p.normal for p in items)  # each exactly once
     assert sum(g.count for g in groups) == sum(p.count for p in items)

@@ -6,7 +6,8 @@ is here, so SQLite and PostgreSQL answer the same questions the same way.
 Tables: ``questions`` (one row per answer; ``normal`` is the normal form of what was answered,
 for the most asked; ``unanswered`` is decided when the record is written) and ``feedback`` (one
 row per answer and caller). Indexes: ``(kb, at, answer_id)`` for every owner's read (a window
-is a time range), ``(at)`` for the retention purge.
+is a time range), ``(kb, at)`` of the unanswered alone (partial: their list does not read the
+answered), ``(at)`` for the retention purge, ``feedback (kb, rating)``.
 """
 
 from __future__ import annotations
@@ -184,8 +185,9 @@ class SQLQuestionStore:
                 params.append(value)
         if status == "unanswered":
             parts.append("q.unanswered = 1")
-        elif status == "disliked":
-            parts.append("EXISTS (SELECT 1 FROM {f} f WHERE f.answer_id = q.answer_id AND f.rating = 'down')")
+        elif status == "disliked":  # from the few 👎 of the KB, not a probe per question
+            parts.append("q.answer_id IN (SELECT answer_id FROM {f} WHERE kb = ? AND rating = 'down')")
+            params.append(kb)
         return " AND ".join(parts), params
 
     def questions(self, kb: str, span: Span, status: Status, *, limit: int, offset: int) -> QuestionPage:

@@ -130,22 +130,17 @@ def _told_apart(texts: Sequence[str], i: int, j: int, facts: dict[int, QuestionF
 
 
 def leader_groups(
-    texts: Sequence[str],
-    vectors: np.ndarray,
-    counts: Sequence[int],
-    threshold: float,
-    *,
-    contrast: bool = True,
+    texts: Sequence[str], vectors: np.ndarray, threshold: float, *, contrast: bool = True
 ) -> list[list[int]]:
-    """Groups of indexes, each around a leader: the most asked phrasing not yet close to one
-    leads; every other joins the closest leader whose cosine reaches ``threshold`` (and that the
+    """Groups of indexes (``texts`` most asked first), each around a leader, listed first: a
+    phrasing joins the closest earlier leader whose cosine reaches ``threshold`` (and that the
     contrast checks do not tell apart), else leads a group of its own. Unlike union-find, a
     chain of small steps (A≈B≈C≈D) never joins A and D."""
     sims = np.asarray(vectors, dtype=np.float32) @ np.asarray(vectors, dtype=np.float32).T
     facts: dict[int, QuestionFacts] = {}
     leaders: list[int] = []
     members: dict[int, list[int]] = {}
-    for i in sorted(range(len(texts)), key=lambda k: -counts[k]):
+    for i in range(len(texts)):
         near = [(float(sims[i, lead]), lead) for lead in leaders if sims[i, lead] >= threshold]
         joined = next(
             (
@@ -183,17 +178,15 @@ def group_phrasings(
     """``phrasings`` (one per normal form) joined into groups, most asked group first; without
     ``vectors`` each phrasing is its own group. ``linkage``: ``leader`` (:func:`leader_groups`,
     the default) or ``single`` (union-find over every close pair: chains, measured in the bench)."""
-    items = list(phrasings)
+    items = sorted(phrasings, key=lambda p: (-p.count, -p.last_at))  # the most asked lead
     parts: list[list[int]] = [[i] for i in range(len(items))]
     if vectors is not None and len(items) > 1:
         texts = [p.question for p in items]
         vecs = vectors(texts)
         if linkage == "leader":
-            parts = leader_groups(texts, vecs, [p.count for p in items], threshold, contrast=contrast)
+            parts = leader_groups(texts, vecs, threshold, contrast=contrast)
         else:
             parts = _union_groups(texts, vecs, threshold, contrast)
-    groups = [
-        AskedGroup(tuple(sorted((items[i] for i in members), key=lambda p: (-p.count, -p.last_at))))
-        for members in parts
-    ]
+    # members come in the items' order: the most asked (a leader) first
+    groups = [AskedGroup(tuple(items[i] for i in sorted(members))) for members in parts]
     return sorted(groups, key=lambda g: (-g.count, -g.last_at, g.question))

@@ -60,6 +60,7 @@ CREATE TABLE IF NOT EXISTS {schema}.questions (
 );
 CREATE INDEX IF NOT EXISTS questions_kb_at ON {schema}.questions (kb, at, answer_id);
 CREATE INDEX IF NOT EXISTS questions_at ON {schema}.questions (at);
+CREATE INDEX IF NOT EXISTS questions_unanswered ON {schema}.questions (kb, at) WHERE unanswered = 1;
 CREATE TABLE IF NOT EXISTS {schema}.feedback (
     answer_id text NOT NULL,
     kb text NOT NULL,
@@ -70,7 +71,7 @@ CREATE TABLE IF NOT EXISTS {schema}.feedback (
     at double precision NOT NULL,
     PRIMARY KEY (answer_id, caller)
 );
-CREATE INDEX IF NOT EXISTS feedback_kb ON {schema}.feedback (kb);
+CREATE INDEX IF NOT EXISTS feedback_kb ON {schema}.feedback (kb, rating);
 COMMENT ON SCHEMA {schema} IS 'zhiwen question log, layout {layout}'
 """
 

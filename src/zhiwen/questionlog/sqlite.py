@@ -50,6 +50,7 @@ CREATE TABLE IF NOT EXISTS questions (
 );
 CREATE INDEX IF NOT EXISTS questions_kb_at ON questions (kb, at, answer_id);
 CREATE INDEX IF NOT EXISTS questions_at ON questions (at);
+CREATE INDEX IF NOT EXISTS questions_unanswered ON questions (kb, at) WHERE unanswered = 1;
 CREATE TABLE IF NOT EXISTS feedback (
     answer_id TEXT NOT NULL,
     kb TEXT NOT NULL,
@@ -60,7 +61,7 @@ CREATE TABLE IF NOT EXISTS feedback (
     at REAL NOT NULL,
     PRIMARY KEY (answer_id, caller)
 );
-CREATE INDEX IF NOT EXISTS feedback_kb ON feedback (kb);
+CREATE INDEX IF NOT EXISTS feedback_kb ON feedback (kb, rating);
 """
 
 

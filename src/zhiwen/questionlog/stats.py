@@ -18,11 +18,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, tzinfo
+from datetime import date, timedelta, tzinfo
 from typing import Any
 
 from zhiwen.questionlog.base import StatRow
-from zhiwen.questionlog.model import day_of
+from zhiwen.questionlog.model import day_of, day_start
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -129,11 +129,12 @@ def summarise(rows: Iterable[StatRow], zone: tzinfo | None = None) -> LogStats:
     """Per day (in ``zone``; None: the server's) and overall numbers of ``rows``."""
     overall = Tally()
     days: dict[date, Tally] = {}
+    tally, start, end = overall, 0.0, 0.0  # the day of the last row, and its [start, end)
     for row in rows:
-        day = day_of(row.at, zone)
-        tally = days.get(day)
-        if tally is None:
-            tally = days[day] = Tally(day=day)
+        if not start <= row.at < end:  # rows come in time order: a new day now and then
+            day = day_of(row.at, zone)
+            start, end = day_start(day, zone), day_start(day + timedelta(days=1), zone)
+            tally = days.get(day) or days.setdefault(day, Tally(day=day))
         tally.add(row)
         overall.add(row)
     return LogStats(days=tuple(days[d] for d in sorted(days)), overall=overall)

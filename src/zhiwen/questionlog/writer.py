@@ -1,8 +1,9 @@
 """Writing the log off the request path: a bounded queue and one writer thread.
 
 :meth:`RecordWriter.put` never blocks and never raises: a full queue drops the record and counts
-it (``zhiwen_question_log_dropped_total{reason="full"}``). The thread takes what is queued, up
-to ``batch_size`` records, and inserts them in one transaction; a failed insert (the database
+it (``zhiwen_question_log_dropped_total{reason="full"}``). The thread gathers what arrives within
+``idle_s`` of a first record, up to ``batch_size``, and inserts it in one transaction (under a
+trickle of answers it wakes twice a second, not once per answer); a failed insert (the database
 is down) drops that batch, counted (``reason="error"``), and the thread goes on. Between
 batches, at most once every ``purge_every_s``, it deletes the records older than the retention
 ``purge_batch`` at a time (one batch per turn, so writes are never held up for long).
@@ -150,22 +151,26 @@ class RecordWriter:
             self._purge_step()
 
     def _take(self) -> tuple[list[LoggedQuestion], list[_Flush], bool]:
-        """The next batch: waits up to ``idle_s`` for a first item, then takes what is there."""
+        """The next batch: what arrives within ``idle_s`` of its first record (a trickle of
+        answers is one write per interval, not one per answer), ``batch_size`` at most; a flush
+        or the stop ends it at once."""
         batch: list[LoggedQuestion] = []
         markers: list[_Flush] = []
-        wait: float | None = self.idle_s
+        deadline: float | None = None
         while len(batch) < self.batch_size:
+            wait = self.idle_s if deadline is None else deadline - time.monotonic()
             try:
-                item = self._queue.get(timeout=wait) if wait else self._queue.get_nowait()
+                item = self._queue.get(timeout=max(wait, 0.0))
             except queue.Empty:
                 break
-            wait = None
             if item is _STOP:
                 return batch, markers, True
             if isinstance(item, _Flush):
                 markers.append(item)
-            elif isinstance(item, LoggedQuestion):
+                break
+            if isinstance(item, LoggedQuestion):
                 batch.append(item)
+                deadline = deadline or time.monotonic() + self.idle_s
         QUESTION_LOG_QUEUE.set(self._queue.qsize())
         return batch, markers, False
 
