@@ -163,6 +163,10 @@ def test_a_window_is_days_in_the_log_timezone(tmp_path: Path) -> None:
             ("2025-06-16", 1),
         ]
         assert b.answer_id
+        from datetime import datetime
+        from zoneinfo import ZoneInfo
+
+        assert log.today() == datetime.now(ZoneInfo("Asia/Shanghai")).date()
 
 
 def test_open_question_log_picks_the_home_or_postgresql(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ Example::
     ...                           answer_type="extractive", answerable=True, latency_ms=42.0))
     >>> log.rate(answer_id, "down", reason="outdated", caller=caller).reason_label
     '内容过时'
-    >>> log.stats("manual", LogWindow.last_days(7)).overall.questions
+    >>> log.stats("manual", LogWindow.last_days(7, today=log.today())).overall.questions
     1
     >>> log.close()
 """
@@ -34,6 +34,7 @@ import dataclasses
 import threading
 import weakref
 from collections.abc import Callable, Iterator
+from datetime import date, datetime
 from typing import Any
 
 from zhiwen.config import LogSettings, Settings
@@ -69,6 +70,8 @@ _POSTGRES = ("postgresql://", "postgres://")
 _LABEL_TO_CODE = {label: code for code, label in FEEDBACK_REASONS.items()}
 #: the most asked: how many normal forms are read and grouped
 MOST_ASKED_PHRASINGS = 500
+#: the longest page of the owner's list
+MAX_PAGE = 500
 
 
 def check_feedback(
@@ -208,6 +211,10 @@ class QuestionLog:
         return feedback
 
     # -- the owner's reads ---------------------------------------------------------------------
+    def today(self) -> date:
+        """Today in the log's time zone (``LogWindow.last_days(7, today=log.today())``)."""
+        return datetime.now(self.zone).date()
+
     def span(self, window: LogWindow) -> Span:
         start, end = window.bounds(self.zone)
         return Span(start, end, window.app)
@@ -215,7 +222,9 @@ class QuestionLog:
     def questions(
         self, kb: str, window: LogWindow, status: Status = "all", *, limit: int = 50, offset: int = 0
     ) -> QuestionPage:
-        """A page of ``kb``'s questions in ``window``, newest first, with their ratings."""
+        """A page of ``kb``'s questions in ``window``, newest first, with their ratings (at most
+        ``MAX_PAGE`` a page)."""
+        limit, offset = max(1, min(limit, MAX_PAGE)), max(0, offset)
         return self.store.questions(kb, self.span(window), status, limit=limit, offset=offset)
 
     def most_asked(
