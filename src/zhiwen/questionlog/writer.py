@@ -1,9 +1,10 @@
 """Writing the log off the request path: a bounded queue and one writer thread.
 
 :meth:`RecordWriter.put` never blocks and never raises: a full queue drops the record and counts
-it (``zhiwen_question_log_dropped_total{reason="full"}``). The thread gathers what arrives within
-``idle_s`` of a first record, up to ``batch_size``, and inserts it in one transaction (under a
-trickle of answers it wakes twice a second, not once per answer); a failed insert (the database
+it (``zhiwen_question_log_dropped_total{reason="full"}``). The thread wakes for a first record,
+sleeps ``idle_s`` and inserts what came meanwhile, up to ``batch_size``, in one transaction
+(under a trickle of answers it wakes twice a second, not once per answer; a backlog is written
+without a pause); a failed insert (the database
 is down) drops that batch, counted (``reason="error"``), and the thread goes on. Between
 batches, at most once every ``purge_every_s``, it deletes the records older than the retention
 ``purge_batch`` at a time (one batch per turn, so writes are never held up for long).
@@ -81,6 +82,7 @@ class RecordWriter:
         self._closed = False
         self._purged_at = float("-inf")
         self._purging = False
+        self._ring = threading.Event()  # a flush or the stop: the sleeping thread takes it now
         # answer ids queued and not yet written: feedback for one of them flushes first
         self._pending: set[str] = set()
         self._pending_lock = threading.Lock()
@@ -118,6 +120,7 @@ class RecordWriter:
             self._queue.put(marker, timeout=timeout_s)
         except queue.Full:
             return False
+        self._ring.set()
         return marker.done.wait(timeout_s)
 
     def close(self, timeout_s: float = 10.0) -> None:
@@ -128,6 +131,7 @@ class RecordWriter:
             return
         try:
             self._queue.put(_STOP, timeout=timeout_s)
+            self._ring.set()
         except queue.Full:
             log.warning("question log: the writer did not take the stop within %.0f s", timeout_s)
             return
@@ -151,26 +155,33 @@ class RecordWriter:
             self._purge_step()
 
     def _take(self) -> tuple[list[LoggedQuestion], list[_Flush], bool]:
-        """The next batch: what arrives within ``idle_s`` of its first record (a trickle of
-        answers is one write per interval, not one per answer), ``batch_size`` at most; a flush
-        or the stop ends it at once."""
+        """The next batch. The thread wakes for a first record, then sleeps ``idle_s`` unless a
+        batch is already waiting or a flush or stop rings, and takes what came meanwhile: the
+        answers that follow never wake it (each wake-up would take the GIL from an answer being
+        computed, which an overloaded machine pays for in milliseconds)."""
+        try:
+            first = self._queue.get(timeout=self.idle_s)
+        except queue.Empty:
+            return [], [], False
+        if isinstance(first, LoggedQuestion) and self._queue.qsize() < self.batch_size:
+            self._ring.wait(self.idle_s)
+        self._ring.clear()
         batch: list[LoggedQuestion] = []
         markers: list[_Flush] = []
-        deadline: float | None = None
-        while len(batch) < self.batch_size:
-            wait = self.idle_s if deadline is None else deadline - time.monotonic()
-            try:
-                item = self._queue.get(timeout=max(wait, 0.0))
-            except queue.Empty:
-                break
+        item: object = first
+        while True:
             if item is _STOP:
                 return batch, markers, True
             if isinstance(item, _Flush):
                 markers.append(item)
-                break
-            if isinstance(item, LoggedQuestion):
+            elif isinstance(item, LoggedQuestion):
                 batch.append(item)
-                deadline = deadline or time.monotonic() + self.idle_s
+            if len(batch) >= self.batch_size:
+                break
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
         QUESTION_LOG_QUEUE.set(self._queue.qsize())
         return batch, markers, False
 
