@@ -82,3 +82,29 @@ BREAKER_STATE = Gauge(
 BREAKER_FAILURES = Gauge(
     "zhiwen_breaker_failures", "Failures in a row counted by a circuit breaker", ["kind", "endpoint"]
 )
+
+# -- what people ask (zhiwen.questionlog): counted when an answer is logged ----------------------
+QUESTIONS = Counter("zhiwen_questions_total", "Questions answered", ["kb", "app"])
+QUESTIONS_UNANSWERED = Counter(
+    "zhiwen_questions_unanswered_total",
+    "Questions refused, not answerable, or answered by a fallback",
+    ["kb", "app"],
+)
+QUESTIONS_FAQ = Counter(
+    "zhiwen_questions_faq_total", "Questions answered by an FAQ entry word for word", ["kb", "app"]
+)
+QUESTION_LLM_CALLS = Counter("zhiwen_question_llm_calls_total", "LLM calls made for questions", ["kb", "app"])
+QUESTION_TOKENS = Counter(
+    "zhiwen_question_tokens_total", "LLM tokens spent on questions", ["kb", "app", "kind"]
+)
+QUESTION_LATENCY = Histogram(
+    "zhiwen_question_seconds", "Time to answer a question", ["kb", "app"], buckets=_LATENCY_BUCKETS
+)
+FEEDBACK = Counter("zhiwen_feedback_total", "Ratings given to answers (up, down)", ["kb", "rating"])
+QUESTION_LOG_DROPPED = Counter(
+    "zhiwen_question_log_dropped_total",
+    "Question records not written: the queue was full, the write failed, or the log was closed",
+    ["reason"],
+)
+QUESTION_LOG_WRITTEN = Counter("zhiwen_question_log_written_total", "Question records written")
+QUESTION_LOG_QUEUE = Gauge("zhiwen_question_log_queue", "Question records waiting for the writer")

