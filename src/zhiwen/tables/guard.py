@@ -116,7 +116,10 @@ def _check_functions(tree: object) -> None:
     from sqlglot import exp
 
     assert isinstance(tree, exp.Expression)
+    operators = (exp.Binary, exp.Connector, exp.Predicate, exp.Unary, exp.Paren)
     for func in tree.find_all(exp.Func):
+        if isinstance(func, operators) and not isinstance(func, exp.Anonymous):
+            continue  # AND, =, IN, NOT …: operators sqlglot models as functions
         name = (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).lower()
         if name not in ALLOWED_FUNCTIONS:
             raise SQLRejected(f"不允许的函数：{name}")

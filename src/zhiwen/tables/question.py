@@ -80,6 +80,8 @@ def column_score(column: str, question: str) -> float:
             score += len(p)
         elif len(p) >= 3 and p[-1] in "类分额数价" and p[:-1] in q:
             score += len(p) - 1
+        elif len(p) >= 3 and not p.isascii() and p[:2] in q:
+            score += 1.5  # 「上市日期」 asked as 「什么时候上市」
     lowered = column.lower()
     for word, english in GLOSSARY.items():
         if word in question and any(e in lowered for e in english):

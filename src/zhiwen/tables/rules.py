@@ -58,6 +58,7 @@ class Shape:
     descending: bool = True
     comparisons: list[tuple[str, float, int]] = field(default_factory=list)  # (word, number, position)
     year_range: tuple[int, int] | None = None
+    op_span: tuple[int, int] = (0, 0)  # where the operation's extreme word stands (not a column's)
 
     @property
     def aggregate(self) -> bool:
@@ -118,6 +119,8 @@ def read_shape(question: str) -> Shape:
     if len(extremes) >= 2:
         shape.column_hint = extremes[0][2]
     last = extremes[-1] if extremes else None
+    if last is not None:
+        shape.op_span = (last[0], last[0] + len(last[2]))
     shape.top_n = _top_n(question)
     if shape.top_n and last is not None:
         shape.op, shape.descending = "top", last[1] == "max"
@@ -129,15 +132,16 @@ def read_shape(question: str) -> Shape:
         shape.op = "sum"
     elif last is not None and _asks_extreme(question, last):
         shape.op = last[1]
+    if shape.op in ("count", "avg", "sum") and last is not None and not _asks_extreme(question, last):
+        shape.op_span = (0, 0)  # 「最低分的平均」: the extreme word names the column
     return shape
 
 
 def _asks_extreme(question: str, last: tuple[int, str, str]) -> bool:
-    """「最低分是多少」 names a column (a cell question); 「最低分最高」「最贵的」 ask an extreme."""
+    """「最低分是多少」 names a column (a cell question); 「最贵的手机是哪款」「单价最高的」 and
+    any extreme asked with 哪/谁/什么 ask for one."""
     after = question[last[0] + len(last[2]) :]
-    if re.match(r"^\s*[分价值额]?\s*(是多少|为多少|多少|是几|是)", after) and not re.search(r"哪|谁", question):
-        return False
-    return True
+    return bool(_WHICH.search(question) or after.startswith("的"))
 
 
 # -- a shape over a table → SQL ----------------------------------------------------------------
@@ -155,7 +159,8 @@ def target_column(table: TableInfo, question: str, shape: Shape) -> str:
     numeric = table.numeric()
     if not numeric:
         return ""
-    hinted = question if not shape.column_hint else shape.column_hint + question
+    start, end = shape.op_span
+    hinted = question[:start] + " " + question[end:]
     scored = sorted(((column_score(c, hinted), -i, c) for i, c in enumerate(numeric)), reverse=True)
     if scored[0][0] > 0:
         return scored[0][2]
@@ -164,6 +169,13 @@ def target_column(table: TableInfo, question: str, shape: Shape) -> str:
         if priced:
             return priced[0]
     return numeric[0] if len(numeric) == 1 else ""
+
+
+def which_column(table: TableInfo, question: str) -> str:
+    """The text column a 「哪个…」 question asks for (「哪个小区」 → xiaoqu), else the key."""
+    texts = [c for c, t in zip(table.columns, table.types, strict=True) if t == "text"]
+    scored = sorted(((column_score(c, question), c) for c in texts), reverse=True)
+    return scored[0][1] if scored and scored[0][0] > 0 else table.key_column
 
 
 def _comparison_column(table: TableInfo, question: str, position: int, fallback: str) -> str:
@@ -235,7 +247,7 @@ def shape_sql(
     target = target_column(table, question, shape)
     where, words = where_clause(table, question, shape, target, named)
     cond = " WHERE " + " AND ".join(where) if where else ""
-    t, key = quote(table.name), quote(table.key_column)
+    t, key = quote(table.name), quote(which_column(table, question) if shape.which else table.key_column)
     if shape.op == "count":
         return RuleSQL(f'SELECT COUNT(*) AS "数量" FROM {t}{cond}', table, "", "count", tuple(words))
     if not target:

@@ -174,7 +174,7 @@ def change_answer(
     sql, result = _run(catalog, " UNION ALL ".join(parts), [t for _, t in family], limits)
     if not result.rows:
         raise NoSQLAnswer("各年份的表格中都没有这一行", sql)
-    steps = " → ".join(f"{r[0]}年 **{_number(r[1])}**" for r in result.rows)
+    steps = " → ".join(f"{r[0]}年 **{_number(r[1])}**" if r[1] is not None else f"{r[0]}年 无" for r in result.rows)
     numbers = [r[1] for r in result.rows if isinstance(r[1], (int, float))]
     delta = ""
     if len(numbers) >= 2:
