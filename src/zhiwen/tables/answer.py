@@ -107,6 +107,9 @@ def _by_sql(kb: TableKB, question: str, rows: list[RowRef], llm: Any, cfg: Table
             return llm_answer(catalog, question, tables, llm, limits)
         except NoSQLAnswer as exc:
             log.info("the model's SQL was not used (%s); rules instead", exc.reason)
+            done = rule_answer(catalog, question, shape, tables, limits)
+            done.note = f"大模型写的 SQL 未采用（{exc.reason}），改用规则计算"
+            return done
     return rule_answer(catalog, question, shape, tables, limits)
 
 
@@ -144,12 +147,14 @@ def _sql_answer(done: SQLAnswer, cites: dict[str, int]) -> TableAnswer:
         lines += ["", markdown_rows([result.columns, *shown])]
     if len(result.rows) > 10 or result.truncated:
         lines.append(f"（结果共 {len(result.rows)}{'+' if result.truncated else ''} 行，显示前 10 行）")
+    if done.note:
+        lines += ["", f"（{done.note}）"]
     if not done.llm_used:
         lines += ["", OFFLINE_NOTE]
     first = done.tables[0]
     data = payload(result.columns, result.rows, title=first.title, source=first.source)
-    data.update(kind="sql", sql=done.sql, tables=[t.title for t in done.tables], fallback_reason=None)
-    return TableAnswer("\n".join(lines), "sql", done.llm_used, data, done.sql, None)
+    data.update(kind="sql", sql=done.sql, tables=[t.title for t in done.tables], fallback_reason=done.note)
+    return TableAnswer("\n".join(lines), "sql", done.llm_used, data, done.sql, done.note)
 
 
 def _cell(value: Any) -> str:

@@ -40,6 +40,11 @@ def clean_cell(value: Any) -> str:
     """A cell as one line of text (``None`` → ""; floats without a spurious ``.0``)."""
     if value is None:
         return ""
+    kind = type(value)
+    if kind is str:
+        return " ".join(value.split())
+    if kind is int:
+        return str(value)
     if isinstance(value, bool):
         return "是" if value else "否"
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from zhiwen.tables.catalog import QueryFailed, QueryResult, TableCatalog, TableInfo, quote, sql_name
@@ -59,7 +59,7 @@ class SQLAnswer:
     result: QueryResult
     tables: list[TableInfo]
     llm_used: bool = False
-    highlight: list[tuple[int, int]] = field(default_factory=list)
+    note: str | None = None  # why the model's SQL was not the one that ran
 
 
 # -- choosing the tables -------------------------------------------------------------------------
