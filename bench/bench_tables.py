@@ -67,12 +67,22 @@ def _has(gold: str, text: str) -> bool:
     return any(abs(n - g) <= max(0.011, abs(g) * 1e-4) for n in _numbers(text))
 
 
-def run_set(name: str, folder: Path, cells: list[dict[str, Any]], aggs: list[dict[str, Any]], args: Any, home: Path, llm: Any) -> dict[str, Any]:
+def run_set(
+    name: str,
+    folder: Path,
+    cells: list[dict[str, Any]],
+    aggs: list[dict[str, Any]],
+    args: Any,
+    home: Path,
+    llm: Any,
+) -> dict[str, Any]:
     from zhiwen.answer.qa import answer_question
 
     kb = _open(home, name, args.embedder)
     t0 = time.perf_counter()
-    kb.index_path(folder, fmt="documents", progress=False, dense="foreground" if args.embedder != "hash" else "skip")
+    kb.index_path(
+        folder, fmt="documents", progress=False, dense="foreground" if args.embedder != "hash" else "skip"
+    )
     index_s = time.perf_counter() - t0
     first = lead = 0
     misses: list[str] = []
@@ -130,6 +140,7 @@ def _agg_ok(kb: Any, item: dict[str, Any], llm: Any, args: Any, fake: bool = Fal
 def _script(kb: Any, item: dict[str, Any], llm: Any) -> None:
     """What the scripted model answers: the SQL a model would write for this question."""
     from fake_openai import Reply
+
     from zhiwen.tables.catalog import TableCatalog
 
     catalog = TableCatalog.for_kb(kb)
@@ -151,7 +162,16 @@ def scale(rows: int, work: Path) -> dict[str, Any]:
     ws = wb.create_sheet("明细")
     ws.append(["编号", "城市", "品类", "数量", "单价", "日期"])
     for i in range(rows):
-        ws.append([f"SKU{i:07d}", ["北京", "上海", "广州", "成都"][i % 4], f"品类{i % 37}", i % 97, round(10 + (i % 1000) * 0.37, 2), f"2024-{i % 12 + 1:02d}-{i % 28 + 1:02d}"])
+        ws.append(
+            [
+                f"SKU{i:07d}",
+                ["北京", "上海", "广州", "成都"][i % 4],
+                f"品类{i % 37}",
+                i % 97,
+                round(10 + (i % 1000) * 0.37, 2),
+                f"2024-{i % 12 + 1:02d}-{i % 28 + 1:02d}",
+            ]
+        )
     wb.save(str(xlsx))
     code = (
         "import os,sys,time,resource;t=time.perf_counter();"
@@ -162,15 +182,19 @@ def scale(rows: int, work: Path) -> dict[str, Any]:
         "print(s, r.chunks, found, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss/1024)"
     )
     env = dict(os.environ, ZHIWEN_HOME=str(work / "home-big"), ZHIWEN_EMBEDDING__PROVIDER="hash")
-    out = subprocess.run([sys.executable, "-c", code, str(xlsx.parent)], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(xlsx.parent)], env=env, capture_output=True, text=True, check=True
+    )
     seconds, chunks, found, rss = out.stdout.split()[-4:]
     s, mb = float(seconds), float(rss)
-    return {"rows": rows, "chunks": int(chunks), "searchable s": s, "found": found == "True", "peak RSS MB": mb,
+    return {"rows": rows, "chunks": int(chunks), "searchable s": s, "found": found == "True",
+            "peak RSS MB": mb,
             "s / 10k rows": s / rows * 10_000, "MB / 10k rows": mb / rows * 10_000}  # fmt: skip
 
 
 def _fake_llm() -> Any:
     from fake_openai import FakeOpenAI
+
     from zhiwen.llm.client import OpenAIChatClient
 
     fake = FakeOpenAI().__enter__()
@@ -183,7 +207,13 @@ def _table(rows: list[dict[str, Any]]) -> str:
     keys = list(rows[0])
     out = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
     for r in rows:
-        out.append("| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else ("–" if v is None else str(v)) for v in r.values()) + " |")
+        out.append(
+            "| "
+            + " | ".join(
+                f"{v:.3f}" if isinstance(v, float) else ("–" if v is None else str(v)) for v in r.values()
+            )
+            + " |"
+        )
     return "\n".join(out)
 
 

@@ -30,12 +30,21 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 LISTINGS = SHARED / "lianjia_ershoufang" / "ErshoufangSpider_cd.csv"
-VISA = SHARED / "chinatripinfo_visa_en" / "docs" / "source" / "_static" / "1_1_visa_policy" / "country_visa_tags.tsv"
+VISA = (
+    SHARED
+    / "chinatripinfo_visa_en"
+    / "docs"
+    / "source"
+    / "_static"
+    / "1_1_visa_policy"
+    / "country_visa_tags.tsv"
+)
 
 SITE = "东湖大学阳光招生信息平台"
 PROVINCES = {
     "sichuan": "四川省", "gansu": "甘肃省", "henan": "河南省", "hebei": "河北省", "shandong": "山东省",
-    "hubei": "湖北省", "hunan": "湖南省", "yunnan": "云南省", "shaanxi": "陕西省", "guangxi": "广西壮族自治区",
+    "hubei": "湖北省", "hunan": "湖南省", "yunnan": "云南省", "shaanxi": "陕西省",
+    "guangxi": "广西壮族自治区",
 }  # fmt: skip
 YEARS = (2021, 2022, 2023)
 MAJORS = (
@@ -85,10 +94,12 @@ def _chrome(body: str) -> str:
     nav = "".join(f'<li><a href="#">{item}</a></li>' for item in NAV)
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{SITE}</title></head><body>"
-        f"<div class='header'><div class='logo'>{SITE}</div><div class='hotline'>招生咨询电话：010-12345678</div></div>"
+        f"<div class='header'><div class='logo'>{SITE}</div>"
+        "<div class='hotline'>招生咨询电话：010-12345678</div></div>"
         f"<div class='nav'><ul>{nav}</ul></div>"
         f"<div class='main'>{body}</div>"
-        "<div class='footer'><p>版权所有 东湖大学招生就业处</p><p>地址：东湖市珞珈路1号 邮编：430000</p></div>"
+        "<div class='footer'><p>版权所有 东湖大学招生就业处</p>"
+        "<p>地址：东湖市珞珈路1号 邮编：430000</p></div>"
         "</body></html>"
     )
 
@@ -100,12 +111,17 @@ def _cell(v: int | None) -> str:
 def _page_html(page: Page) -> str:
     title = f"{page.year}年{page.province}录取分数线"
     head = (
-        "<tr><th rowspan='2'>专业名称</th><th colspan='2'>文史/历史类</th><th colspan='2'>理工/物理类</th></tr>"
+        "<tr><th rowspan='2'>专业名称</th><th colspan='2'>文史/历史类</th>"
+        "<th colspan='2'>理工/物理类</th></tr>"
         "<tr><th>最高</th><th>最低</th><th>最高</th><th>最低</th></tr>"
     )
-    body = "".join("<tr>" + "".join(f"<td>{_cell(c) if i else c}</td>" for i, c in enumerate(r)) + "</tr>" for r in page.rows)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{_cell(c) if i else c}</td>" for i, c in enumerate(r)) + "</tr>"
+        for r in page.rows
+    )
     return _chrome(
-        f"<div class='title'><h2>{title}</h2></div><p class='info'>发布时间：{page.year}-08-20　来源：本科招生办</p>"
+        f"<div class='title'><h2>{title}</h2></div>"
+        f"<p class='info'>发布时间：{page.year}-08-20　来源：本科招生办</p>"
         f"<table border='1'><thead>{head}</thead><tbody>{body}</tbody></table>"
         "<p>注：“-”表示该科类当年在该省无招生计划。分数为投档成绩。</p>"
     )
@@ -113,7 +129,11 @@ def _page_html(page: Page) -> str:
 
 def _news_html(n: int) -> str:
     topics = ["东湖大学举行招生咨询会", "强基计划报名启动", "新生入学须知", "校园开放日活动安排"]
-    return _chrome(f"<h2>{topics[n]}</h2><p>{topics[n]}的详细说明。欢迎考生和家长关注。" + "本次活动内容丰富。" * 6 + "</p>")
+    return _chrome(
+        f"<h2>{topics[n]}</h2><p>{topics[n]}的详细说明。欢迎考生和家长关注。"
+        + "本次活动内容丰富。" * 6
+        + "</p>"
+    )
 
 
 _TRACK = {"文史": (1, 2), "历史类": (1, 2), "理工": (3, 4), "物理类": (3, 4)}
@@ -154,12 +174,18 @@ def site_questions(pages: list[Page], seed: int = 11) -> tuple[list[dict[str, An
              "sql": 'SELECT ROUND(AVG("理工/物理类 最低"), 2) FROM {t}'}
         )  # fmt: skip
         aggregates.append(
-            {"q": f"{page.year}年{page.province}一共招了几个专业？", "doc": page.file, "gold": [str(len(page.rows))],
-             "sql": "SELECT COUNT(*) FROM {t}"}
+            {
+                "q": f"{page.year}年{page.province}一共招了几个专业？",
+                "doc": page.file,
+                "gold": [str(len(page.rows))],
+                "sql": "SELECT COUNT(*) FROM {t}",
+            }
         )
     by_key = {(p.province, p.year): p for p in pages}
     for code, province in list(PROVINCES.items())[:5]:
-        common = set.intersection(*({r[0] for r in by_key[(province, y)].rows if r[4] is not None} for y in YEARS))
+        common = set.intersection(
+            *({r[0] for r in by_key[(province, y)].rows if r[4] is not None} for y in YEARS)
+        )
         major = sorted(common)[0]
         values = [next(r[4] for r in by_key[(province, y)].rows if r[0] == major) for y in YEARS]
         aggregates.append(
@@ -170,7 +196,10 @@ def site_questions(pages: list[Page], seed: int = 11) -> tuple[list[dict[str, An
 
 
 # -- price lists ---------------------------------------------------------------------------------
-BRANDS = {"手机": ["华为", "小米", "苹果", "荣耀", "OPPO", "vivo"], "笔记本": ["联想", "华为", "戴尔", "苹果", "惠普"]}
+BRANDS = {
+    "手机": ["华为", "小米", "苹果", "荣耀", "OPPO", "vivo"],
+    "笔记本": ["联想", "华为", "戴尔", "苹果", "惠普"],
+}
 
 
 def make_prices(folder: Path, seed: int = 3) -> dict[str, list[list[Any]]]:
@@ -191,7 +220,13 @@ def make_prices(folder: Path, seed: int = 3) -> dict[str, list[list[Any]]]:
         for n in range(40):
             brand = rng.choice(brands)
             model = f"{brand}{sheet[0]}{rng.choice('XSPM')}{100 + n}"
-            row = [model, brand, rng.choice([8, 12, 16, 32]), rng.randrange(1500, 15000, 100), f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"]
+            row = [
+                model,
+                brand,
+                rng.choice([8, 12, 16, 32]),
+                rng.randrange(1500, 15000, 100),
+                f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
+            ]
             ws.append(row)
             rows.append(row)
         sheets[sheet] = rows
@@ -209,17 +244,35 @@ def price_questions(sheets: dict[str, list[list[Any]]]) -> tuple[list[dict[str, 
     aggs = []
     for sheet, rows in sheets.items():
         priciest = max(r[3] for r in rows)
-        aggs.append({"q": f"最贵的{sheet}是哪款？", "doc": "价格表.xlsx", "sheet": sheet,
-                     "gold": [r[0] for r in rows if r[3] == priciest],
-                     "sql": 'SELECT "型号", "单价(元)" FROM {t} ORDER BY "单价(元)" DESC LIMIT 1'})
-        aggs.append({"q": f"单价低于5000元的{sheet}有几款？", "doc": "价格表.xlsx", "sheet": sheet,
-                     "gold": [str(sum(1 for r in rows if r[3] < 5000))],
-                     "sql": 'SELECT COUNT(*) FROM {t} WHERE "单价(元)" < 5000'})
+        aggs.append(
+            {
+                "q": f"最贵的{sheet}是哪款？",
+                "doc": "价格表.xlsx",
+                "sheet": sheet,
+                "gold": [r[0] for r in rows if r[3] == priciest],
+                "sql": 'SELECT "型号", "单价(元)" FROM {t} ORDER BY "单价(元)" DESC LIMIT 1',
+            }
+        )
+        aggs.append(
+            {
+                "q": f"单价低于5000元的{sheet}有几款？",
+                "doc": "价格表.xlsx",
+                "sheet": sheet,
+                "gold": [str(sum(1 for r in rows if r[3] < 5000))],
+                "sql": 'SELECT COUNT(*) FROM {t} WHERE "单价(元)" < 5000',
+            }
+        )
         brand = BRANDS[sheet][0]
         mine = [r[3] for r in rows if r[1] == brand]
-        aggs.append({"q": f"{brand}{sheet}的平均单价是多少？", "doc": "价格表.xlsx", "sheet": sheet,
-                     "gold": [f"{statistics.mean(mine):.2f}".rstrip("0").rstrip(".")],
-                     "sql": 'SELECT ROUND(AVG("单价(元)"), 2) FROM {t} WHERE "品牌" = \'%s\'' % brand})
+        aggs.append(
+            {
+                "q": f"{brand}{sheet}的平均单价是多少？",
+                "doc": "价格表.xlsx",
+                "sheet": sheet,
+                "gold": [f"{statistics.mean(mine):.2f}".rstrip("0").rstrip(".")],
+                "sql": f'SELECT ROUND(AVG("单价(元)"), 2) FROM {{t}} WHERE "品牌" = \'{brand}\'',
+            }
+        )
     return cells, aggs
 
 
@@ -234,17 +287,30 @@ def listings_questions() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         estates.setdefault(r["xiaoqu"].strip(), []).append(r)
     single = [rs[0] for e, rs in estates.items() if len(rs) == 1 and len(e) >= 3]
     cells = [
-        {"q": f"{r['xiaoqu'].strip()}的房子单价是多少？", "doc": doc, "gold": r["unit_price"]} for r in rng.sample(single, 12)
+        {"q": f"{r['xiaoqu'].strip()}的房子单价是多少？", "doc": doc, "gold": r["unit_price"]}
+        for r in rng.sample(single, 12)
     ]
     count_lt = sum(1 for r in rows if float(r["unit_price"]) < 15000)
     fine = [float(r["total_price"]) for r in rows if r["decoration"] == "精装"]
     aggs = [
-        {"q": "单价低于15000的房源有几套？", "doc": doc, "gold": [str(count_lt)],
-         "sql": 'SELECT COUNT(*) FROM {t} WHERE "unit_price" < 15000'},
-        {"q": "精装的房源平均总价是多少？", "doc": doc, "gold": [f"{statistics.mean(fine):.2f}".rstrip("0").rstrip(".")],
-         "sql": 'SELECT ROUND(AVG("total_price"), 2) FROM {t} WHERE "decoration" = \'精装\''},
-        {"q": "面积最大的是哪个小区？", "doc": doc, "gold": [max(rows, key=lambda r: float(r["area"]))["xiaoqu"].strip()],
-         "sql": 'SELECT "xiaoqu", "area" FROM {t} ORDER BY "area" DESC LIMIT 1'},
+        {
+            "q": "单价低于15000的房源有几套？",
+            "doc": doc,
+            "gold": [str(count_lt)],
+            "sql": 'SELECT COUNT(*) FROM {t} WHERE "unit_price" < 15000',
+        },
+        {
+            "q": "精装的房源平均总价是多少？",
+            "doc": doc,
+            "gold": [f"{statistics.mean(fine):.2f}".rstrip("0").rstrip(".")],
+            "sql": 'SELECT ROUND(AVG("total_price"), 2) FROM {t} WHERE "decoration" = \'精装\'',
+        },
+        {
+            "q": "面积最大的是哪个小区？",
+            "doc": doc,
+            "gold": [max(rows, key=lambda r: float(r["area"]))["xiaoqu"].strip()],
+            "sql": 'SELECT "xiaoqu", "area" FROM {t} ORDER BY "area" DESC LIMIT 1',
+        },
     ]
     return cells, aggs
 
@@ -254,8 +320,17 @@ def visa_questions() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         rows = list(csv.DictReader(fh, delimiter="\t"))
     rng = random.Random(4)
     doc = VISA.name
-    cells = [{"q": f"{r['Country']}免签天数是多少？", "doc": doc, "gold": r["Visa-Free Days"]} for r in rng.sample(rows, 10)]
+    cells = [
+        {"q": f"{r['Country']}免签天数是多少？", "doc": doc, "gold": r["Visa-Free Days"]}
+        for r in rng.sample(rows, 10)
+    ]
     europe = sum(1 for r in rows if r["Continent"] == "Europe")
-    aggs = [{"q": "Europe有几个国家？", "doc": doc, "gold": [str(europe)],
-             "sql": 'SELECT COUNT(*) FROM {t} WHERE "Continent" = \'Europe\''}]
+    aggs = [
+        {
+            "q": "Europe有几个国家？",
+            "doc": doc,
+            "gold": [str(europe)],
+            "sql": "SELECT COUNT(*) FROM {t} WHERE \"Continent\" = 'Europe'",
+        }
+    ]
     return cells, aggs

@@ -1,13 +1,14 @@
-"""Table questions through generic QA: the cell in the lead, SQL offline and by the model, the catalogue in step."""
+"""Table questions through generic QA: the cell in the lead, SQL offline and by the model, and
+the catalogue in step with the KB."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from support.fake_openai import FakeOpenAI, Reply
 from table_fixtures import admission_page
 
+from support.fake_openai import FakeOpenAI, Reply
 from zhiwen.answer.qa import answer_question, plan_generic, stream_question
 from zhiwen.kb import open_kb
 from zhiwen.llm import OpenAIChatClient
@@ -25,7 +26,9 @@ def kb(zhiwen_home: Path, site: Path):  # type: ignore[no-untyped-def]
 def test_a_cell_question_gets_the_cell_first(kb) -> None:  # type: ignore[no-untyped-def]
     ans = answer_question(kb, "2021年四川省物理类金融学类最低分是多少？", llm=None)
     assert ans.route == "table" and ans.citations[0].id == "2021-四川省.html"
-    assert ans.answer.startswith("2021年四川省物理类金融学类最低分是 **612**（《2021年四川省录取分数线》第 2 行")
+    assert ans.answer.startswith(
+        "2021年四川省物理类金融学类最低分是 **612**（《2021年四川省录取分数线》第 2 行"
+    )
     table = ans.data["table"]
     assert table["kind"] == "cell" and table["rows"] == [["金融学类", "630", "618", "620", "612"]]
     assert table["highlight"] == [[0, 4]] and ans.has_offline_note and not ans.llm_used
@@ -68,14 +71,20 @@ def test_the_catalogue_follows_reimport_and_delete(kb, site: Path) -> None:  # t
     assert gansu.rows == 1
     kb.delete_documents(["2023-甘肃省.html"])
     catalog.sync(kb)
-    assert {t.doc_id for t in catalog.tables()} == {"2021-四川省.html", "2022-四川省.html", "2023-四川省.html"}
+    assert {t.doc_id for t in catalog.tables()} == {
+        "2021-四川省.html",
+        "2022-四川省.html",
+        "2023-四川省.html",
+    }
 
 
 def test_a_runaway_query_is_stopped_by_the_deadline(kb) -> None:  # type: ignore[no-untyped-def]
     catalog = TableCatalog.for_kb(kb)
     catalog.sync(kb)
     name = catalog.tables()[0].name
-    endless = f'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT COUNT(*) FROM n, "{name}"'
+    endless = (
+        f'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT COUNT(*) FROM n, "{name}"'
+    )
     with pytest.raises(QueryFailed, match="查询超时"):
         catalog.query(endless, limit=5, timeout_ms=100)
     with pytest.raises(QueryFailed):

@@ -10,7 +10,9 @@ KNOWN = {"t_ab": ["专业名称", "理工/物理类 最低"]}
 
 
 def test_a_select_passes_with_its_limit_capped() -> None:
-    checked = check_sql('SELECT "专业名称" FROM t_ab ORDER BY "理工/物理类 最低" DESC LIMIT 99999', KNOWN, limit=200)
+    checked = check_sql(
+        'SELECT "专业名称" FROM t_ab ORDER BY "理工/物理类 最低" DESC LIMIT 99999', KNOWN, limit=200
+    )
     assert checked.sql.endswith("LIMIT 200") and checked.tables == ("t_ab",)
     assert check_sql("SELECT COUNT(*) FROM t_ab", KNOWN, limit=5).sql.endswith("LIMIT 5")
 

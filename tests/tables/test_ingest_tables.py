@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 from pathlib import Path
 
 import pytest
+from table_fixtures import SITE_TITLE
 
 from zhiwen.config import Settings
 from zhiwen.ingest.files import file_documents, load_files
 from zhiwen.ingest.limits import IngestLimits
 from zhiwen.ingest.model import ParsedFile
-
-from table_fixtures import SITE_TITLE
 
 
 def settings(tmp_path: Path, **tables: int) -> Settings:
@@ -75,7 +75,11 @@ def test_csv_in_gbk_and_tsv_are_tables(tmp_path: Path) -> None:
     (folder / "名单.csv").write_bytes("姓名,部门,工号\n张三,研发部,001\n李四,市场部,002\n".encode("gbk"))
     (folder / "visa.tsv").write_text("Country\tDays\nAlbania\t30\nArmenia\t90\n", "utf-8")
     results = {r.source: r for r in load_files(folder, settings=settings(tmp_path))}
-    assert results["名单.csv"].parsed and results["名单.csv"].parsed.tables[0].table.rows[0] == ["张三", "研发部", "001"]
+    assert results["名单.csv"].parsed and results["名单.csv"].parsed.tables[0].table.rows[0] == [
+        "张三",
+        "研发部",
+        "001",
+    ]
     assert results["visa.tsv"].parsed and results["visa.tsv"].parsed.tables[0].table.types == ["text", "int"]
 
 
@@ -84,7 +88,11 @@ def test_markdown_and_docx_tables(tmp_path: Path) -> None:
 
     folder = tmp_path / "docs"
     folder.mkdir()
-    (folder / "费用.md").write_text("# 收费标准\n\n## 住宿费\n\n| 房型 | 费用 |\n|---|---|\n| 四人间 | 1200 |\n| 双人间 | 1800 |\n\n说明文字。\n", "utf-8")
+    (folder / "费用.md").write_text(
+        "# 收费标准\n\n## 住宿费\n\n| 房型 | 费用 |\n|---|---|\n"
+        "| 四人间 | 1200 |\n| 双人间 | 1800 |\n\n说明文字。\n",
+        "utf-8",
+    )
     document = docx.Document()
     document.add_heading("考勤制度", 1)
     table = document.add_table(rows=3, cols=3)
@@ -97,7 +105,10 @@ def test_markdown_and_docx_tables(tmp_path: Path) -> None:
     _, chunks = file_documents(list(results.values()), max_chars=800, overlap=80)
     md_rows = [c for c in chunks if c.doc_id == "费用" and "table" in c.metadata]
     assert [c.metadata["cells"] for c in md_rows] == [[["四人间", "1200"]], [["双人间", "1800"]]]
-    assert md_rows[0].text.startswith("收费标准 · 住宿费\n\n房型：四人间") and md_rows[0].metadata["section"] == "收费标准 > 住宿费"
+    assert (
+        md_rows[0].text.startswith("收费标准 · 住宿费\n\n房型：四人间")
+        and md_rows[0].metadata["section"] == "收费标准 > 住宿费"
+    )
     assert any(c.doc_id == "费用" and "说明文字" in c.text for c in chunks)
     t = results["制度.docx"].parsed.tables[0].table  # type: ignore[union-attr]
     assert t.columns == ["假别", "天数 最少", "天数 最多"] and t.rows == [["年假", "5", "15"]]
@@ -152,14 +163,14 @@ def test_merged_cell_chaos_and_empty_headers_do_not_fail(tmp_path: Path) -> None
     rng = random.Random(1)
     wb = openpyxl.Workbook()
     ws = wb.active
-    for r in range(1, 40):
+    for _ in range(1, 40):
         ws.append([rng.choice([None, "", "甲", 1, 2.5, "2024-01-01"]) for _ in range(12)])
     for _ in range(25):
         r, c = rng.randint(1, 38), rng.randint(1, 10)
-        try:
-            ws.merge_cells(start_row=r, start_column=c, end_row=r + rng.randint(0, 2), end_column=c + rng.randint(0, 2))
-        except ValueError:
-            pass
+        with contextlib.suppress(ValueError):
+            ws.merge_cells(
+                start_row=r, start_column=c, end_row=r + rng.randint(0, 2), end_column=c + rng.randint(0, 2)
+            )
     folder = tmp_path / "chaos"
     folder.mkdir()
     wb.save(str(folder / "乱.xlsx"))
@@ -175,7 +186,10 @@ def test_html_tables_with_absurd_spans_stay_bounded(tmp_path: Path) -> None:
     folder = tmp_path / "spans"
     folder.mkdir()
     cells = "".join(f"<td rowspan='999999' colspan='{n}'>x</td>" for n in (1, 99999, "abc"))
-    (folder / "坏表.html").write_text(f"<html><body><h1>坏表</h1><table><tr><th>a</th><th>b</th></tr><tr>{cells}</tr></table></body></html>", "utf-8")
+    (folder / "坏表.html").write_text(
+        f"<html><body><h1>坏表</h1><table><tr><th>a</th><th>b</th></tr><tr>{cells}</tr></table></body></html>",
+        "utf-8",
+    )
     limits = IngestLimits(max_table_cells=10_000)
     from zhiwen.ingest.textfiles import load_html_file
 
@@ -186,7 +200,10 @@ def test_html_tables_with_absurd_spans_stay_bounded(tmp_path: Path) -> None:
 def test_an_html_page_in_gb18030_is_read(tmp_path: Path) -> None:
     folder = tmp_path / "gb"
     folder.mkdir()
-    html = "<html><head><meta charset='gb18030'><title>站点</title></head><body><h1>收费表</h1><table><tr><th>项目</th><th>金额</th></tr><tr><td>学费</td><td>5000</td></tr></table></body></html>"
+    html = (
+        "<html><head><meta charset='gb18030'><title>站点</title></head><body><h1>收费表</h1>"
+        "<table><tr><th>项目</th><th>金额</th></tr><tr><td>学费</td><td>5000</td></tr></table></body></html>"
+    )
     (folder / "收费.html").write_bytes(html.encode("gb18030"))
     p = parsed(tmp_path, folder)
     assert p.title == "收费表" and p.tables[0].table.rows == [["学费", "5000"]]

@@ -20,7 +20,13 @@ TWO_LEVEL = [
 def test_two_level_header_flattens_to_paths() -> None:
     t = table_from_grid(TWO_LEVEL, caption="2021年四川省录取分数线")
     assert t is not None
-    assert t.columns == ["专业名称", "文史/历史类 最高", "文史/历史类 最低", "理工/物理类 最高", "理工/物理类 最低"]
+    assert t.columns == [
+        "专业名称",
+        "文史/历史类 最高",
+        "文史/历史类 最低",
+        "理工/物理类 最高",
+        "理工/物理类 最低",
+    ]
     assert t.types == ["text", "int", "int", "int", "int"] and t.header_rows == 2
     assert t.key == 0 and t.rows[1][3] == "-"
 
@@ -47,7 +53,13 @@ def test_types_and_values() -> None:
     assert typed_value("2024年3月4日", "date") == "2024-03-04"
 
 
-@given(st.lists(st.lists(st.sampled_from(["", "甲", "乙", "最高", "最低"]), min_size=3, max_size=3), min_size=1, max_size=3))
+@given(
+    st.lists(
+        st.lists(st.sampled_from(["", "甲", "乙", "最高", "最低"]), min_size=3, max_size=3),
+        min_size=1,
+        max_size=3,
+    )
+)
 def test_header_paths_are_unique_and_one_per_column(head: list[list[str]]) -> None:
     names = header_paths(head)
     assert len(names) == 3 and len(set(names)) == 3 and all(names)
@@ -70,14 +82,23 @@ def test_big_tables_pack_rows_and_wide_rows_split_by_columns() -> None:
     chunks = row_chunks(t, max_chars=300, one_row_up_to=100)
     assert 1000 / 12 <= len(chunks) < 200 and all(len(c.text) <= 300 for c in chunks)
     assert sum(len(c.cells) for c in chunks) == 1000
-    wide = Table(columns=["名称", *[f"指标{i}" for i in range(300)]], rows=[["甲", *["1234"] * 300]], caption="宽表")
+    wide = Table(
+        columns=["名称", *[f"指标{i}" for i in range(300)]], rows=[["甲", *["1234"] * 300]], caption="宽表"
+    )
     parts = row_chunks(wide, max_chars=400)
     assert len(parts) > 5 and all(p.text.startswith("宽表\n\n名称：甲；") for p in parts)
     assert all(len(p.text) <= 400 for p in parts)
 
 
 def test_terminal_view_fits_80_columns_counting_wide_characters() -> None:
-    columns = ["专业名称", "文史/历史类 最高", "文史/历史类 最低", "理工/物理类 最高", "理工/物理类 最低", "备注说明"]
+    columns = [
+        "专业名称",
+        "文史/历史类 最高",
+        "文史/历史类 最低",
+        "理工/物理类 最高",
+        "理工/物理类 最低",
+        "备注说明",
+    ]
     rows = [["中国语言文学类", "640", "631", "650", "644", "这是一段很长的备注，用来检查折行"]]
     text = render_text(columns, rows, width=80, title="2021年四川省录取分数线")
     assert all(display_width(line) <= 80 for line in text.splitlines())

@@ -95,9 +95,7 @@ class OcrProvider:
                     threads=self.settings.ingest.ocr_threads, cache_dir=self.settings.home / "cache" / "ocr"
                 )
             except OcrUnavailable as exc:
-                raise IngestError(
-                    str(exc), message=f"需要 OCR，但未安装 OCR 组件（{INSTALL_HINT}）"
-                ) from exc
+                raise IngestError(str(exc), message=f"需要 OCR，但未安装 OCR 组件（{INSTALL_HINT}）") from exc
         return self._engine
 
     def close(self) -> None:

@@ -96,7 +96,9 @@ def is_data_table(table: Any) -> bool:
     if table.find(".//table") is not None:
         return False
     rows = list(_rows(table))
-    return len(rows) >= 2 and max((len([c for c in tr if c.tag in ("td", "th")]) for tr in rows), default=0) >= 2
+    return (
+        len(rows) >= 2 and max((len([c for c in tr if c.tag in ("td", "th")]) for tr in rows), default=0) >= 2
+    )
 
 
 def table_caption(table: Any) -> str:
@@ -104,14 +106,10 @@ def table_caption(table: Any) -> str:
     cap = table.find("caption")
     if cap is not None and _text(cap):
         return _text(cap)
-    seen = 0
-    for el in table.itersiblings(preceding=True):
+    for seen, el in enumerate(table.itersiblings(preceding=True)):
         found = _heading_in(el)
-        if found:
-            return found
-        seen += 1
-        if seen > 8:
-            break
+        if found or seen >= 8:
+            return found if found else ""
     parent = table.getparent()
     return table_caption(parent) if parent is not None and parent.tag not in ("body", "html") else ""
 

@@ -251,7 +251,9 @@ class ParsedFile:
         return spans
 
 
-def _set_pages(meta: dict[str, Any], starts: list[int], pages: list[int | None], start: int, end: int) -> None:
+def _set_pages(
+    meta: dict[str, Any], starts: list[int], pages: list[int | None], start: int, end: int
+) -> None:
     first = _page_at(starts, pages, start)
     last = _page_at(starts, pages, max(start, end - 1))
     if first is not None:

@@ -224,9 +224,7 @@ def load_xlsx(path: Path, name: str, limits: IngestLimits) -> ParsedFile:
     return parsed
 
 
-def _sheet_grid(
-    ws: Any, title: str, name: str, limits: IngestLimits, warnings: list[str]
-) -> list[list[str]]:
+def _sheet_grid(ws: Any, title: str, name: str, limits: IngestLimits, warnings: list[str]) -> list[list[str]]:
     """The sheet's non-empty rows as texts, trailing empty cells dropped; at most
     ``max_table_rows`` data rows and ``max_table_cells`` cells (more: a warning)."""
     grid: list[list[str]] = []
@@ -248,7 +246,9 @@ def _sheet_grid(
     return grid
 
 
-def _add_sheet(parsed: ParsedFile, grid: list[list[str]], title: str, number: int, limits: IngestLimits) -> None:
+def _add_sheet(
+    parsed: ParsedFile, grid: list[list[str]], title: str, number: int, limits: IngestLimits
+) -> None:
     if not grid:
         return
     table = table_from_grid(grid, sheet=title, page=number, max_rows=limits.max_table_rows)

@@ -112,7 +112,9 @@ def _find_tables(path: Path, indices: list[int]) -> dict[int, list[tuple[float, 
                 for table in pdf.pages[index].find_tables():
                     rows = table.extract()
                     if len(rows) >= 2 and max(len(r) for r in rows) >= 2:
-                        kept = table_from_grid([[normalize_text(c or "") for c in r] for r in rows], page=index + 1)
+                        kept = table_from_grid(
+                            [[normalize_text(c or "") for c in r] for r in rows], page=index + 1
+                        )
                         if kept is not None:
                             found.setdefault(index, []).append((table.bbox[1], table.bbox[3], kept))
             except Exception as exc:  # a table we cannot read stays as text lines
@@ -196,7 +198,9 @@ def load_pdf(
         for top, _, table in mine:
             table.caption = table.caption or _heading_above(page, top)
         shown = [(top, bottom, t.markdown(PREVIEW_ROWS)) for top, bottom, t in mine]
-        parsed.add_with_tables(page_markdown(page, shown), [t for *_, t in sorted(mine, key=lambda m: m[0])], page=page.index + 1)
+        parsed.add_with_tables(
+            page_markdown(page, shown), [t for *_, t in sorted(mine, key=lambda m: m[0])], page=page.index + 1
+        )
     if parsed.empty:
         raise FileRejected(name, "没有识别出任何文字")
     first_heading = next((line.text for p in pages for line in p.lines if line.heading == 1), "")

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import replace
 from collections.abc import Sequence
+from dataclasses import replace
 
 from zhiwen.ingest.model import ParsedFile, TablePlace
 

@@ -90,7 +90,9 @@ def load_delimited(path: Path, name: str, limits: IngestLimits | None = None) ->
         rows, cut = rows[: max(2, limits.max_table_cells // max(1, width))], True
     parsed = ParsedFile(source=name, format="csv", title=Path(name).stem, text_budget=limits.max_text_chars)
     if cut:
-        parsed.warnings.append(f"「{name}」超过 {len(rows) - 1} 行（tables.max_rows / tables.max_cells），其余行未导入")
+        parsed.warnings.append(
+            f"「{name}」超过 {len(rows) - 1} 行（tables.max_rows / tables.max_cells），其余行未导入"
+        )
     table = table_from_grid(rows, header_rows=1)
     if table is None:
         raise FileRejected(name, "表格中没有数据行（需要一行表头和至少一行数据，至少两列）")
@@ -141,10 +143,7 @@ def load_html_file(path: Path, name: str, limits: IngestLimits | None = None) ->
     if not markdown.strip():
         raise FileRejected(name, "网页中没有找到正文内容")
     heading = (
-        h1
-        or _first_heading(markdown)
-        or sub_heading
-        or next((t.caption for _, t in tables if t.caption), "")
+        h1 or _first_heading(markdown) or sub_heading or next((t.caption for _, t in tables if t.caption), "")
     )
     parsed = ParsedFile(
         source=name,

@@ -91,7 +91,9 @@ def answer_from_tables(
     return _cell_answer(question, found, cites, reason)
 
 
-def _by_sql(kb: TableKB, question: str, rows: list[RowRef], llm: Any, cfg: TablesSettings, shape: Any) -> SQLAnswer:
+def _by_sql(
+    kb: TableKB, question: str, rows: list[RowRef], llm: Any, cfg: TablesSettings, shape: Any
+) -> SQLAnswer:
     catalog = TableCatalog.for_kb(kb)
     try:
         catalog.sync(kb)

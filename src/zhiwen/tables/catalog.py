@@ -228,7 +228,9 @@ class TableCatalog:
         order = sorted(table.columns)
         columns = [table.columns[i] for i in order]
         types = [table.types.get(i, "text") for i in order]
-        defs = ", ".join(f"{quote(c)} {_SQL_TYPES.get(t, 'TEXT')}" for c, t in zip(columns, types, strict=True))
+        defs = ", ".join(
+            f"{quote(c)} {_SQL_TYPES.get(t, 'TEXT')}" for c, t in zip(columns, types, strict=True)
+        )
         conn.execute(f"DROP TABLE IF EXISTS {quote(name)}")
         conn.execute(f"CREATE TABLE {quote(name)} (_row INTEGER PRIMARY KEY, {defs})")
         marks = ", ".join("?" * (len(columns) + 1))
@@ -281,9 +283,7 @@ class TableCatalog:
             return []
         return [str(r[0]) for r in result.rows if r[0] not in (None, "")]
 
-    def query(
-        self, sql: str, *, limit: int, timeout_ms: int, allowed: set[str] | None = None
-    ) -> QueryResult:
+    def query(self, sql: str, *, limit: int, timeout_ms: int, allowed: set[str] | None = None) -> QueryResult:
         """Run one checked SELECT read-only: at most ``limit`` rows, stopped at ``timeout_ms``;
         the engine refuses any write and any table but ``allowed`` (and the catalogue)."""
         if not self.path.exists():

@@ -61,7 +61,9 @@ def row_chunks(
     room = max(80, max_chars - len(head))
     groups = list(_column_groups(table, room))
     if len(groups) > 1:
-        return [c for number, row in enumerate(table.rows, 1) for c in _wide_row(table, head, number, row, groups)]
+        return [
+            c for number, row in enumerate(table.rows, 1) for c in _wide_row(table, head, number, row, groups)
+        ]
     cols = groups[0]
     per_chunk = 1 if len(table.rows) <= one_row_up_to else max_rows_per_chunk
     out: list[RowChunk] = []
@@ -80,7 +82,9 @@ def row_chunks(
     return out
 
 
-def _chunk(table: Table, head: str, lines: list[str], first: int, last: int, cols: tuple[int, ...]) -> RowChunk:
+def _chunk(
+    table: Table, head: str, lines: list[str], first: int, last: int, cols: tuple[int, ...]
+) -> RowChunk:
     cells = tuple(tuple(table.rows[n - 1][i] for i in cols) for n in range(first, last + 1))
     return RowChunk(head + "\n".join(lines), first, last, cols, cells)
 

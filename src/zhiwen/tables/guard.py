@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 #: functions a table question may call (lower case); anything else is refused
 ALLOWED_FUNCTIONS = frozenset(
@@ -125,7 +126,7 @@ def _check_functions(tree: object) -> None:
             raise SQLRejected(f"不允许的函数：{name}")
 
 
-def _limited(tree: object, limit: int) -> object:
+def _limited(tree: object, limit: int) -> Any:
     from sqlglot import exp
 
     assert isinstance(tree, (exp.Select, exp.Union))

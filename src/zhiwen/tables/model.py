@@ -21,6 +21,7 @@ Example::
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 from collections.abc import Sequence
@@ -32,7 +33,9 @@ from typing import Any
 _NULLS = frozenset({"", "-", "--", "—", "——", "/", "无", "暂无", "n/a", "N/A", "NA", "null", "None", "nan"})
 _INT = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+$|^[+-]?\d+$")
 _FLOAT = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)?\.\d+$|^[+-]?\d+\.$")
-_DATE = re.compile(r"^(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*日?(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?$")
+_DATE = re.compile(
+    r"^(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*日?(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?$"
+)
 TYPES = ("int", "float", "date", "text")
 
 
@@ -190,7 +193,12 @@ def table_from_grid(
     width = max(len(r) for r in rows)
     rows = [r + [""] * (width - len(r)) for r in rows]
     # a title row above the header (one cell, merged across): the caption, not a header
-    while len(rows) > 2 and width >= 3 and sum(1 for c in rows[0] if c) == 1 and sum(1 for c in rows[1] if c) > 1:
+    while (
+        len(rows) > 2
+        and width >= 3
+        and sum(1 for c in rows[0] if c) == 1
+        and sum(1 for c in rows[1] if c) > 1
+    ):
         title = next(c for c in rows[0] if c)
         caption = caption if caption and title in caption else title
         rows = rows[1:]
@@ -227,7 +235,7 @@ def count_header_rows(rows: Sequence[Sequence[str]]) -> int:
     if len(rows) < 3:
         return 1
     first, second = rows[0], rows[1]
-    spans = any(not c for c in first[1:]) or any(a and a == b for a, b in zip(first, first[1:], strict=False))
+    spans = any(not c for c in first[1:]) or any(a and a == b for a, b in itertools.pairwise(first))
     labels_only = all(not _numeric(c) for c in second) and any(second)
     data_numbers = any(_numeric(c) for r in rows[2:5] for c in r)
     second_is_new = any(c and c != first[i] for i, c in enumerate(second))

@@ -65,7 +65,9 @@ def render_text(
     keep = _columns_that_fit(columns, width, key)
     table = RichTable(title=title or None, show_lines=False, expand=False)
     for i in keep:
-        table.add_column(str(columns[i]), overflow="fold", min_width=min(_MIN_COLUMN, display_width(columns[i])))
+        table.add_column(
+            str(columns[i]), overflow="fold", min_width=min(_MIN_COLUMN, display_width(columns[i]))
+        )
     for row in rows[:max_rows]:
         table.add_row(*[_md_cell(row[i]) if i < len(row) else "" for i in keep])
     buffer = io.StringIO()

@@ -28,7 +28,11 @@ _EXTREMES = (
     ("max", "最高|最大|最多|最贵|最长|最晚|最新|最好"),
     ("min", "最低|最小|最少|最便宜|最短|最早|最差"),
 )
-_COUNT = re.compile(r"几个|几套|几款|几家|几所|几种|几条|几项|几位|几国|几部|多少个|多少套|多少款|多少家|多少种|多少条|多少项|多少位|多少所|多少国|个数|数量|how many|number of", re.I)
+_COUNT = re.compile(
+    r"几个|几套|几款|几家|几所|几种|几条|几项|几位|几国|几部|多少个|多少套|多少款|多少家|多少种|"
+    r"多少条|多少项|多少位|多少所|多少国|个数|数量|how many|number of",
+    re.I,
+)
 _AVG = re.compile(r"平均|均值|average|mean", re.I)
 _SUM = re.compile(r"总共|合计|总和|一共|加起来|总计|sum of|in total", re.I)
 _TOP = re.compile(r"前\s*(\d+|[一二三四五六七八九十]+)\s*(?:名|个|套|款|家|位|项|条|所)?|top\s*(\d+)", re.I)
@@ -86,7 +90,7 @@ def _comparisons(question: str) -> list[tuple[str, float, int]]:
     for m in _COMPARE.finditer(question):
         before, number, after = m.group(1), m.group(2), m.group(3)
         word = before or after
-        if not word or word == "在" and not after:
+        if not word or (word == "在" and not after):
             continue
         tail = question[m.end(2) : m.end(2) + 1]
         if tail == "年":  # a year, not a bound
@@ -239,9 +243,7 @@ def named_values(values: dict[str, list[str]], question: str, skip: set[str]) ->
     return out
 
 
-def shape_sql(
-    table: TableInfo, question: str, shape: Shape, named: list[tuple[str, str]]
-) -> RuleSQL | None:
+def shape_sql(table: TableInfo, question: str, shape: Shape, named: list[tuple[str, str]]) -> RuleSQL | None:
     """The SQL of ``shape`` over ``table`` (None: the shape needs a column the question does
     not name)."""
     target = target_column(table, question, shape)
@@ -257,7 +259,9 @@ def shape_sql(
     if shape.op in ("avg", "sum"):
         fn = "ROUND(AVG({}), 2)" if shape.op == "avg" else "SUM({})"
         label = quote(("平均 " if shape.op == "avg" else "合计 ") + target)
-        return RuleSQL(f"SELECT {fn.format(col)} AS {label} FROM {t}{cond}", table, target, shape.op, tuple(words))
+        return RuleSQL(
+            f"SELECT {fn.format(col)} AS {label} FROM {t}{cond}", table, target, shape.op, tuple(words)
+        )
     if shape.op in ("max", "min"):
         agg = "MAX" if shape.op == "max" else "MIN"
         sql = (
@@ -267,6 +271,7 @@ def shape_sql(
         return RuleSQL(sql, table, target, shape.op, tuple(words))
     if shape.op == "top":
         order = "DESC" if shape.descending else "ASC"
-        sql = f"SELECT _row, {key}, {col} FROM {t} WHERE {extra} ORDER BY {col} {order} LIMIT {max(1, shape.top_n)}"
+        limit = max(1, shape.top_n)
+        sql = f"SELECT _row, {key}, {col} FROM {t} WHERE {extra} ORDER BY {col} {order} LIMIT {limit}"
         return RuleSQL(sql, table, target, "top", tuple(words))
     return None

@@ -94,7 +94,9 @@ def _text_values(catalog: TableCatalog, table: TableInfo) -> dict[str, list[str]
     }
 
 
-def _run(catalog: TableCatalog, sql: str, tables: Sequence[TableInfo], limits: SQLLimits) -> tuple[str, QueryResult]:
+def _run(
+    catalog: TableCatalog, sql: str, tables: Sequence[TableInfo], limits: SQLLimits
+) -> tuple[str, QueryResult]:
     known = {t.name: list(t.columns) for t in tables}
     try:
         checked = check_sql(sql, known, limit=limits.row_limit)
@@ -174,7 +176,9 @@ def change_answer(
     sql, result = _run(catalog, " UNION ALL ".join(parts), [t for _, t in family], limits)
     if not result.rows:
         raise NoSQLAnswer("各年份的表格中都没有这一行", sql)
-    steps = " → ".join(f"{r[0]}年 **{_number(r[1])}**" if r[1] is not None else f"{r[0]}年 无" for r in result.rows)
+    steps = " → ".join(
+        f"{r[0]}年 **{_number(r[1])}**" if r[1] is not None else f"{r[0]}年 无" for r in result.rows
+    )
     numbers = [r[1] for r in result.rows if isinstance(r[1], (int, float))]
     delta = ""
     if len(numbers) >= 2:
@@ -212,10 +216,15 @@ def schema_text(catalog: TableCatalog, tables: Sequence[TableInfo], sample_rows:
     for t in tables:
         cols = ", ".join(f"{quote(c)} {k}" for c, k in zip(t.columns, t.types, strict=True))
         sample = catalog.query(
-            f"SELECT * FROM {quote(t.name)} LIMIT {sample_rows}", limit=sample_rows, timeout_ms=500, allowed={t.name}
+            f"SELECT * FROM {quote(t.name)} LIMIT {sample_rows}",
+            limit=sample_rows,
+            timeout_ms=500,
+            allowed={t.name},
         )
         rows = "\n".join("  " + " | ".join(str(v) for v in r) for r in sample.rows)
-        blocks.append(f"表 {t.name}（《{t.title}》，{t.rows} 行）列：\"_row\" INTEGER, {cols}\n示例行：\n{rows}")
+        blocks.append(
+            f'表 {t.name}（《{t.title}》，{t.rows} 行）列："_row" INTEGER, {cols}\n示例行：\n{rows}'
+        )
     return "\n\n".join(blocks)
 
 
