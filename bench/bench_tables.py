@@ -225,6 +225,7 @@ def main() -> None:
     ap.add_argument("--no-scale", action="store_true")
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--show", type=int, default=3, help="misses shown per set")
+    ap.add_argument("--sets", nargs="*", default=["admission", "prices", "listings", "visa"])
     args = ap.parse_args()
     import logging
 
@@ -240,7 +241,9 @@ def main() -> None:
             ("listings", td.LISTINGS, *td.listings_questions()),
             ("visa", td.VISA, *td.visa_questions()),
         ]
-        results = [run_set(name, folder, c, a, args, work / "home", llm) for name, folder, c, a in sets]
+        results = [
+            run_set(name, folder, c, a, args, work / "home", llm) for name, folder, c, a in sets if name in args.sets
+        ]
         print(_table(results))
         if not args.before and not args.no_scale:
             print(_table([scale(args.rows, work)]))
