@@ -47,7 +47,7 @@ def own_titles(pages: Sequence[ParsedFile]) -> None:
         if page.title not in site and not any(part in site for part in _parts(page.title)):
             continue
         left = [p for p in _parts(page.title) if p not in site]
-        page.title = " - ".join(left) or page.heading or page.title
+        page.title = " - ".join(left) or page.heading or page.source.rsplit("/", 1)[-1].rsplit(".", 1)[0]
 
 
 def _line_key(line: str) -> str:
