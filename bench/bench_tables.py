@@ -115,6 +115,15 @@ def run_set(
     }
 
 
+def absent_rows(home: Path, items: list[dict[str, Any]], args: Any) -> dict[str, Any]:
+    """Questions about a row the named table lacks: a cell from another table would be wrong."""
+    from zhiwen.answer.qa import answer_question
+
+    kb = _open(home, "admission", args.embedder)
+    wrong = sum(answer_question(kb, item["q"], llm=None, mode=args.mode).route == "table" for item in items)
+    return {"set": "admission, rows the table lacks", "questions": len(items), "table answer given (wrong)": wrong}
+
+
 def _hook_ms(kb: Any, question: str, mode: str) -> float:
     from zhiwen.answer.qa import plan_generic
     from zhiwen.tables.answer import answer_from_tables
@@ -241,10 +250,11 @@ def main() -> None:
             ("listings", td.LISTINGS, *td.listings_questions()),
             ("visa", td.VISA, *td.visa_questions()),
         ]
-        results = [
-            run_set(name, folder, c, a, args, work / "home", llm) for name, folder, c, a in sets if name in args.sets
-        ]
+        home = work / "home"
+        results = [run_set(n, folder, c, a, args, home, llm) for n, folder, c, a in sets if n in args.sets]
         print(_table(results))
+        if "admission" in args.sets:
+            print(_table([absent_rows(home, td.absent_questions(pages), args)]))
         if not args.before and not args.no_scale:
             print(_table([scale(args.rows, work)]))
     if llm is not None:

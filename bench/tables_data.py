@@ -195,6 +195,16 @@ def site_questions(pages: list[Page], seed: int = 11) -> tuple[list[dict[str, An
     return cells, aggregates
 
 
+def absent_questions(pages: list[Page]) -> list[dict[str, Any]]:
+    """Cell questions about a major a page does not list (other pages do): no cell is right."""
+    out = []
+    for page in pages:
+        missing = sorted(set(MAJORS) - {r[0] for r in page.rows})
+        if missing:
+            out.append({"q": f"{page.year}年{page.province}物理类{missing[0]}最低分是多少？", "doc": page.file})
+    return out
+
+
 # -- price lists ---------------------------------------------------------------------------------
 BRANDS = {
     "手机": ["华为", "小米", "苹果", "荣耀", "OPPO", "vivo"],

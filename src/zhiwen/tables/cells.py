@@ -22,7 +22,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from zhiwen.tables.question import RowRef, column_score, context_score, subject_of, value_match
+from zhiwen.tables.question import (
+    RowRef,
+    column_score,
+    context_score,
+    names_other_table,
+    subject_of,
+    value_match,
+)
 
 #: at most this many equally fitting columns are given
 MAX_COLUMNS = 4
@@ -58,10 +65,14 @@ def row_score(row: RowRef, question: str) -> tuple[float, float]:
 
 def find_cell(question: str, rows: Sequence[RowRef]) -> CellFound | None:
     """The asked cell (see the module docstring), or None when no row or no column is named."""
+    titles = {r.title for r in rows}
+    other = {t for t in titles if names_other_table(t, question, titles)}
     best: tuple[float, RowRef] | None = None
     for row in rows:
         named, fit = row_score(row, question)
-        if named <= 0:
+        # a row of a table the question does not name (another province or year) is no answer,
+        # even when the table it names lacks that row
+        if named <= 0 or row.title in other:
             continue
         total = named + fit + 1.0 / (1 + row.rank)
         if best is None or total > best[0]:

@@ -106,6 +106,23 @@ def context_score(label: str, question: str) -> float:
     return score
 
 
+def _label_grams(label: str) -> set[str]:
+    rest = norm(_YEAR.sub("", label))
+    return {rest[i : i + 2] for i in range(len(rest) - 1)}
+
+
+def names_other_table(label: str, question: str, labels: Iterable[str]) -> bool:
+    """Whether ``question`` names another table than ``label``: another year, or words (a
+    province) that another retrieved table's names have and this one's lack."""
+    q_years, l_years = set(years(question)), set(years(label))
+    if q_years and l_years and not q_years & l_years:
+        return True
+    q = norm(_YEAR.sub("", question))
+    own = _label_grams(label)
+    named = {g for other in labels if other != label for g in _label_grams(other) if g in q}
+    return bool(named - own)
+
+
 @dataclass(frozen=True, slots=True)
 class RowRef:
     """One retrieved row: its table, number, cells (for the columns its chunk holds) and rank."""
