@@ -121,7 +121,11 @@ def absent_rows(home: Path, items: list[dict[str, Any]], args: Any) -> dict[str,
 
     kb = _open(home, "admission", args.embedder)
     wrong = sum(answer_question(kb, item["q"], llm=None, mode=args.mode).route == "table" for item in items)
-    return {"set": "admission, rows the table lacks", "questions": len(items), "table answer given (wrong)": wrong}
+    return {
+        "set": "admission, rows the table lacks",
+        "questions": len(items),
+        "table answer given (wrong)": wrong,
+    }
 
 
 def _hook_ms(kb: Any, question: str, mode: str) -> float:

@@ -201,7 +201,9 @@ def absent_questions(pages: list[Page]) -> list[dict[str, Any]]:
     for page in pages:
         missing = sorted(set(MAJORS) - {r[0] for r in page.rows})
         if missing:
-            out.append({"q": f"{page.year}年{page.province}物理类{missing[0]}最低分是多少？", "doc": page.file})
+            out.append(
+                {"q": f"{page.year}年{page.province}物理类{missing[0]}最低分是多少？", "doc": page.file}
+            )
     return out
 
 
