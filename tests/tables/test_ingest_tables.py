@@ -218,3 +218,24 @@ def test_degenerate_csv_is_refused_or_read(tmp_path: Path, content: bytes) -> No
     assert result.status in ("ok", "failed")
     if result.status == "failed":
         assert result.error and "坏.csv" in result.error
+
+
+def test_pptx_tables_are_tables_on_their_slide(tmp_path: Path) -> None:
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    prs = Presentation()
+    slide = prs.slides.add_slide(prs.slide_layouts[5])
+    slide.shapes.title.text = "季度销售额"
+    shape = slide.shapes.add_table(3, 2, Inches(1), Inches(2), Inches(6), Inches(2))
+    for r, row in enumerate([["季度", "销售额"], ["一季度", "120"], ["二季度", "135"]]):
+        for c, text in enumerate(row):
+            shape.table.cell(r, c).text = text
+    folder = tmp_path / "ppt"
+    folder.mkdir()
+    prs.save(str(folder / "汇报.pptx"))
+    results = load_files(folder, settings=settings(tmp_path))
+    _, chunks = file_documents(results, max_chars=800, overlap=80)
+    rows = [c for c in chunks if "table" in c.metadata]
+    assert [c.metadata["cells"] for c in rows] == [[["一季度", "120"]], [["二季度", "135"]]]
+    assert rows[0].metadata["page"] == 1 and rows[0].text.startswith("汇报 · 季度销售额\n\n季度：一季度")
