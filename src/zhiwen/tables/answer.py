@@ -34,7 +34,7 @@ from zhiwen.documents import ParentHit
 from zhiwen.tables.catalog import TableCatalog, TableKB
 from zhiwen.tables.cells import CellFound, find_cell, quoted_row
 from zhiwen.tables.question import RowRef, rows_from_hits
-from zhiwen.tables.render import markdown_rows, payload, render_text
+from zhiwen.tables.render import markdown_rows, payload, payload_text
 from zhiwen.tables.rules import read_shape
 from zhiwen.tables.sql_answer import NoSQLAnswer, SQLAnswer, SQLLimits, llm_answer, ranked_tables, rule_answer
 
@@ -57,8 +57,7 @@ class TableAnswer:
 
     def terminal(self, width: int = 80) -> str:
         """The result table drawn for a terminal of ``width`` columns (the CLI's view)."""
-        p = self.payload
-        return render_text(p["columns"], p["rows"], width=width, title=p.get("title", ""))
+        return payload_text(self.payload, width=width)
 
 
 def answer_from_tables(

@@ -12,6 +12,7 @@ Example::
     ...
     >>> payload(["专业", "最低分"], [["法学", "612"]], title="2023年四川省录取分数线")["rows"]
     [['法学', '612']]
+    >>> print(payload_text(answer.data["table"]))      # a table answer, at 80 columns
 """
 
 from __future__ import annotations
@@ -126,3 +127,11 @@ def _json_cell(value: Any) -> Any:
     if value is None or isinstance(value, (int, float, str)):
         return value
     return str(value)
+
+
+def payload_text(data: dict[str, Any], *, width: int = TEXT_WIDTH) -> str:
+    """A :func:`payload` (``Answer.data["table"]``) drawn for a terminal: what the CLI shows
+    under a table answer."""
+    return render_text(
+        data.get("columns") or [], data.get("rows") or [], width=width, title=data.get("title", "")
+    )
