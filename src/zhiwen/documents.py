@@ -51,6 +51,12 @@ class Chunk:
         return self.text
 
 
+def chunk_id(doc_id: str, index: int) -> str:
+    """The id of a document's ``index``-th chunk (``doc#3``): the one rule, for whoever writes
+    a document's chunks and whoever reads them back in order (the tables' catalogue)."""
+    return f"{doc_id}#{index}"
+
+
 def content_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 

@@ -105,6 +105,8 @@ class AnswerPlan:
     note_position: str = "top"
     #: the app's own fields of the answer (its ``data``)
     data: dict[str, Any] = field(default_factory=dict)
+    #: the retrieved documents behind ``sources`` (same order), for the answer hooks
+    hits: list[ParentHit] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -417,6 +419,29 @@ def plan_generic(
         params=found.params,
         answerable=lambda: extractive().answerable if parents else False,
         note_position="end",
+        hits=parents,
+    )
+
+
+def table_answer(kb: KnowledgeBase, question: str, plan: AnswerPlan, llm: ChatModel | None) -> Answer | None:
+    """The table hook (:mod:`zhiwen.tables.answer`): a question over retrieved table rows answered
+    by its cell or by SQL; None (the plan answers) when no retrieved passage is a table row."""
+    from zhiwen.tables.answer import answer_from_tables
+
+    found = answer_from_tables(kb, question, plan.hits, llm, _kb_settings(kb))
+    if found is None:
+        return None
+    reason = None if found.llm_used else ("no_llm" if llm is None else "table")
+    return Answer(
+        answer=found.text,
+        citations=list(plan.sources),
+        llm_used=found.llm_used,
+        extractive_reason=reason,
+        has_offline_note=not found.llm_used,
+        params=plan.params,
+        route="table",
+        answerable=True,
+        data={**plan.data, "table": found.payload},
     )
 
 
@@ -475,7 +500,8 @@ def answer_question(
 ) -> Answer:
     """Generic KB QA (any app): retrieve, then one LLM call or an extractive answer."""
     plan = plan_generic(kb, question, top_k=top_k, **plan_options)
-    return execute(plan, resolve_llm(llm, settings or _kb_settings(kb)), timeout_s=timeout_s)
+    model = resolve_llm(llm, settings or _kb_settings(kb))
+    return table_answer(kb, question, plan, model) or execute(plan, model, timeout_s=timeout_s)
 
 
 def stream_question(
@@ -489,4 +515,8 @@ def stream_question(
     **plan_options: Any,
 ) -> Iterator[AppEvent]:
     plan = plan_generic(kb, question, top_k=top_k, **plan_options)
-    return execute_stream(plan, resolve_llm(llm, settings or _kb_settings(kb)), timeout_s=timeout_s)
+    model = resolve_llm(llm, settings or _kb_settings(kb))
+    tabled = table_answer(kb, question, plan, model)
+    if tabled is not None:
+        return iter([AppEvent.sources(plan.sources), AppEvent.delta(tabled.answer), AppEvent.done(tabled)])
+    return execute_stream(plan, model, timeout_s=timeout_s)

@@ -376,6 +376,24 @@ class IngestSettings(BaseModel):
     ocr_scale: float = Field(2.0, gt=0.5, le=6.0)  # render scale for OCR: 2.0 = 144 dpi
 
 
+class TablesSettings(BaseModel):
+    """Tables kept as tables (:mod:`zhiwen.tables`): how many rows one table may bring in, and
+    the bounds of a question's SQL. ``ZHIWEN_TABLES__MAX_ROWS`` …
+
+    ``max_rows``/``max_cells``: rows of one table (more are dropped with a warning) and
+    rows × columns (a 2,000-column table keeps fewer rows); both keep an import of a
+    1,000,000-row sheet within ~1 GB. ``sql_row_limit``: the most rows a query returns;
+    ``sql_timeout_ms``: its deadline; ``llm_sql``: let a configured LLM write the SQL.
+    """
+
+    enabled: bool = True
+    max_rows: int = Field(200_000, ge=10)
+    max_cells: int = Field(4_000_000, ge=100)
+    sql_row_limit: int = Field(200, ge=1, le=10_000)
+    sql_timeout_ms: int = Field(2000, ge=10, le=60_000)
+    llm_sql: bool = True
+
+
 class Settings(BaseSettings):
     model_config = _ENVIRONMENT
 
@@ -399,6 +417,7 @@ class Settings(BaseSettings):
     resilience: ResilienceSettings = Field(default_factory=ResilienceSettings)
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
+    tables: TablesSettings = Field(default_factory=TablesSettings)
 
     # process switches, read afresh where they apply (read_setting):
     # ZHIWEN_DISABLED_APPS=a,b leaves apps out (e.g. while one is broken)

@@ -242,3 +242,57 @@ def _defaults(max_chars: int | None, overlap: int | None) -> tuple[int, int]:
         max_chars = r.chunk_max_chars if max_chars is None else max_chars
         overlap = r.chunk_overlap_chars if overlap is None else overlap
     return max_chars, overlap
+
+
+def section_at(text: str, offset: int) -> str:
+    """The heading path (``a > b``) that ``offset`` of ``text`` lies under."""
+    path: list[str] = []
+    for sec in split_sections(text):
+        if sec.start > offset:
+            break
+        path = sec.path
+    return " > ".join(path)
+
+
+def spans_around(
+    text: str, holes: list[tuple[int, int]], max_chars: int, overlap: int
+) -> list[tuple[int, int, str]]:
+    """:func:`chunk_spans` of ``text`` leaving out ``holes`` (``(start, end)``: the tables, which
+    are chunked row by row). A heading left alone by a hole stays out too (its table's row
+    chunks carry it); a header-only piece is merged into the next one only when they touch."""
+    pieces: list[Section] = []
+    for sec in split_sections(text):
+        end = sec.start + len(sec.text)
+        for start, stop in _outside(sec.start, end, holes):
+            pieces.append(Section(sec.path, text[start:stop], start))
+    spans: list[tuple[int, int, str]] = []
+    pending: Section | None = None
+    for piece in pieces:
+        if pending is not None and pending.start + len(pending.text) == piece.start:
+            piece = Section(piece.path, pending.text + piece.text, pending.start)
+        pending = None
+        if _header_only(piece) or not piece.text.strip():
+            pending = piece
+            continue
+        section = " > ".join(piece.path)
+        for start, part in split_text(piece.text, max_chars, overlap):
+            body = part.strip()
+            if body:
+                begin = piece.start + start + len(part) - len(part.lstrip())
+                spans.append((begin, begin + len(body), section))
+    return spans
+
+
+def _outside(start: int, end: int, holes: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of ``[start, end)`` that no hole covers."""
+    out: list[tuple[int, int]] = []
+    pos = start
+    for h_start, h_end in sorted(holes):
+        if h_end <= pos or h_start >= end:
+            continue
+        if h_start > pos:
+            out.append((pos, h_start))
+        pos = max(pos, h_end)
+    if pos < end:
+        out.append((pos, end))
+    return out

@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 # --format values that force one loader for every file (``documents``/``auto`` detect each file)
 FORCED_KINDS = ("pdf", "docx", "pptx", "xlsx", "html", "text", "image")
 DOCUMENT_SUFFIXES = frozenset(
-    {".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".txt", ".text", ".md", ".markdown", ".csv"}
+    {".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".txt", ".text", ".md", ".markdown", ".csv", ".tsv"}
     | {".doc", ".xls", ".ppt", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".gif", ".webp"}
 )
 _OFFICE = ("docx", "pptx", "xlsx")
@@ -95,9 +95,7 @@ class OcrProvider:
                     threads=self.settings.ingest.ocr_threads, cache_dir=self.settings.home / "cache" / "ocr"
                 )
             except OcrUnavailable as exc:
-                raise IngestError(
-                    str(exc), message=f"需要 OCR，但未安装 OCR 组件（{INSTALL_HINT}）"
-                ) from exc
+                raise IngestError(str(exc), message=f"需要 OCR，但未安装 OCR 组件（{INSTALL_HINT}）") from exc
         return self._engine
 
     def close(self) -> None:
@@ -220,6 +218,10 @@ def _load_document(path: Path, name: str, kind: str, limits: IngestLimits) -> Pa
         from zhiwen.ingest.textfiles import load_html_file
 
         return load_html_file(path, name, limits)
+    if kind == "text" and path.suffix.lower() in (".csv", ".tsv"):
+        from zhiwen.ingest.textfiles import load_delimited
+
+        return load_delimited(path, name, limits)
     from zhiwen.ingest.textfiles import load_text_file
 
     return load_text_file(path, name, markdown=kind == "markdown", limits=limits)
@@ -292,7 +294,17 @@ def load_files(
             results.append(result)
             if on_file:
                 on_file(result)
+    _one_site(results)
     return results
+
+
+def _one_site(results: list[FileResult]) -> None:
+    """Web pages imported together: titles without the site's name, the site's chrome left out."""
+    from zhiwen.ingest.site import drop_repeated_lines, own_titles
+
+    pages = [r.parsed for r in results if r.parsed is not None and r.parsed.format == "html"]
+    own_titles(pages)
+    drop_repeated_lines(pages)
 
 
 @contextmanager

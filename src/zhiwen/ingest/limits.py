@@ -17,7 +17,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from zhiwen.config import IngestSettings, Settings
+from zhiwen.config import IngestSettings, Settings, TablesSettings
 from zhiwen.errors import IngestError
 
 
@@ -40,10 +40,13 @@ class IngestLimits:
     max_zip_entries: int = 20_000
     max_xml_bytes: int = 40 * 1024 * 1024
     max_text_chars: int = 20_000_000
+    max_table_rows: int = 200_000  # rows of one table; more are dropped with a warning
+    max_table_cells: int = 4_000_000  # cells of one table (rows × columns)
 
     @classmethod
     def from_settings(cls, settings: Settings | IngestSettings) -> IngestLimits:
         s = settings.ingest if isinstance(settings, Settings) else settings
+        tables = settings.tables if isinstance(settings, Settings) else TablesSettings()
         return cls(
             max_file_bytes=s.max_file_bytes,
             max_pages=s.max_pages,
@@ -53,6 +56,8 @@ class IngestLimits:
             max_zip_entries=s.max_zip_entries,
             max_xml_bytes=s.max_xml_bytes,
             max_text_chars=s.max_text_chars,
+            max_table_rows=tables.max_rows,
+            max_table_cells=tables.max_cells,
         )
 
 

@@ -37,9 +37,10 @@ from zhiwen.ingest.layout import (
     text_layer_usable,
 )
 from zhiwen.ingest.limits import FileRejected, IngestLimits, check_pages, check_pixels
-from zhiwen.ingest.model import ParsedFile
+from zhiwen.ingest.model import PREVIEW_ROWS, ParsedFile
 from zhiwen.ingest.normalize import normalize_text
 from zhiwen.ingest.ocr import INSTALL_HINT, OcrEngine
+from zhiwen.tables.model import Table, table_from_grid
 
 __all__ = ["Line", "PageLines", "drop_headers_footers", "load_image", "load_pdf", "page_markdown"]
 
@@ -95,11 +96,9 @@ def _page_lines(page: Any, textpage: Any) -> list[Line]:
     return lines
 
 
-def _find_tables(path: Path, indices: list[int]) -> dict[int, list[tuple[float, float, str]]]:
-    """Tables (top, bottom, markdown) of the pages that draw lines, found by pdfplumber."""
-    from zhiwen.ingest.office import markdown_table
-
-    found: dict[int, list[tuple[float, float, str]]] = {}
+def _find_tables(path: Path, indices: list[int]) -> dict[int, list[tuple[float, float, Table]]]:
+    """Tables (top, bottom, table) of the pages that draw lines, found by pdfplumber."""
+    found: dict[int, list[tuple[float, float, Table]]] = {}
     if not indices:
         return found
     try:
@@ -113,12 +112,20 @@ def _find_tables(path: Path, indices: list[int]) -> dict[int, list[tuple[float, 
                 for table in pdf.pages[index].find_tables():
                     rows = table.extract()
                     if len(rows) >= 2 and max(len(r) for r in rows) >= 2:
-                        md = markdown_table([[normalize_text(c or "") for c in r] for r in rows])
-                        if md:
-                            found.setdefault(index, []).append((table.bbox[1], table.bbox[3], md))
+                        kept = table_from_grid(
+                            [[normalize_text(c or "") for c in r] for r in rows], page=index + 1
+                        )
+                        if kept is not None:
+                            found.setdefault(index, []).append((table.bbox[1], table.bbox[3], kept))
             except Exception as exc:  # a table we cannot read stays as text lines
                 log.debug("table detection failed on page %d of %s: %s", index + 1, path, exc)
     return found
+
+
+def _heading_above(page: PageLines, top: float) -> str:
+    """The last heading line above ``top`` on the page: a table's caption."""
+    above = [line for line in page.lines if line.heading and line.bottom <= top + 1]
+    return above[-1].text.strip() if above else ""
 
 
 def _draws_lines(page: Any) -> bool:
@@ -187,7 +194,13 @@ def load_pdf(
         if parsed.full:
             parsed.note_truncated()
             break
-        parsed.add(page_markdown(page, tables.get(page.index)), page=page.index + 1)
+        mine = tables.get(page.index, [])
+        for top, _, table in mine:
+            table.caption = table.caption or _heading_above(page, top)
+        shown = [(top, bottom, t.markdown(PREVIEW_ROWS)) for top, bottom, t in mine]
+        parsed.add_with_tables(
+            page_markdown(page, shown), [t for *_, t in sorted(mine, key=lambda m: m[0])], page=page.index + 1
+        )
     if parsed.empty:
         raise FileRejected(name, "没有识别出任何文字")
     first_heading = next((line.text for p in pages for line in p.lines if line.heading == 1), "")
