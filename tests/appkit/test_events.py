@@ -22,7 +22,7 @@ from sse_starlette import EventSourceResponse
 from zhiwen.answer.events import collect_stream
 from zhiwen.appkit import Answer, AppContext, AppEvent, AskRequest, BaseApp, Citation, Standalone, to_sse
 from zhiwen.appkit.events import SERVER_BUSY_MESSAGE, error_event, sse_stream
-from zhiwen.appkit.qa import GENERIC_QA
+from zhiwen.appkit.generic_qa import GENERIC_QA
 from zhiwen.config import Settings
 from zhiwen.documents import Chunk, Document, ParentHit, SearchHit
 from zhiwen.errors import InvalidParameter, KnowledgeBaseNotFound, LLMTimeout, ZhiwenError

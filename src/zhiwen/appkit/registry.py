@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from zhiwen.appkit.app import BaseApp, Loader
-from zhiwen.appkit.qa import GENERIC_QA
+from zhiwen.appkit.generic_qa import GENERIC_QA
 from zhiwen.config import Settings
 from zhiwen.errors import KnowledgeBaseNotFound, SetupHint, index_hint, kb_not_found, set_setup_hints
 

@@ -37,7 +37,9 @@ from zhiwen.api.openai.schemas import ChatMessage
 
 
 @dataclass(slots=True)
-class Conversation:
+class ParsedMessages:
+    """The question (the last user message) and the messages before it."""
+
     question: str
     history: list[dict[str, Any]] = field(default_factory=list)
 
@@ -51,7 +53,7 @@ class Conversation:
         return [m["content"] for m in self.history] + [self.question]
 
 
-def parse_messages(messages: Sequence[ChatMessage], max_question_chars: int) -> Conversation:
+def parse_messages(messages: Sequence[ChatMessage], max_question_chars: int) -> ParsedMessages:
     """The question and the history; 400 when the last message is not a usable user message."""
     last = messages[-1]
     if last.role != "user":
@@ -70,10 +72,10 @@ def parse_messages(messages: Sequence[ChatMessage], max_question_chars: int) -> 
             param="messages",
         )
     history = [{"role": m.role, "content": m.text()} for m in messages[:-1]]
-    return Conversation(question=question, history=[m for m in history if m["content"]])
+    return ParsedMessages(question=question, history=[m for m in history if m["content"]])
 
 
-def derive_session_id(conversation: Conversation, *, model: str, caller: str, user: str | None) -> str:
+def derive_session_id(conversation: ParsedMessages, *, model: str, caller: str, user: str | None) -> str:
     users = conversation.earlier_user_texts()
     first = users[0] if users else conversation.question
     key = json.dumps([caller, user or "", model, conversation.system_text(), first], ensure_ascii=False)
