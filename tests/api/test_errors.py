@@ -12,10 +12,11 @@ from pydantic import BaseModel
 
 from zhiwen.api.app import create_app
 from zhiwen.api.handlers import classify_validation_error, field_name
-from zhiwen.appkit.deps import KBName, Question, get_kb
-from zhiwen.appkit.envelope import ok
 from zhiwen.config import Settings
 from zhiwen.errors import LLMTimeout
+from zhiwen.httpkit.deps import get_kb
+from zhiwen.httpkit.envelope import ok
+from zhiwen.httpkit.fields import KBName, Question
 
 SEARCH = "/knowledge-base/search"
 

@@ -27,8 +27,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from zhiwen.api.openai import errors as openai_errors
-from zhiwen.appkit.envelope import error_response
 from zhiwen.errors import ZhiwenError
+from zhiwen.httpkit.envelope import error_response
 from zhiwen.validation import describe, kind_of, predicate, raw_errors
 
 log = logging.getLogger(__name__)

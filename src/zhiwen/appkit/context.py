@@ -1,6 +1,6 @@
 """Build the :class:`~zhiwen.appkit.app.AppContext` an app answers with, outside a request.
 
-The API builds one per server (``app.state``) through :func:`zhiwen.appkit.deps.get_app_context`;
+The API builds one per server (``app.state``) through :func:`zhiwen.httpkit.deps.get_app_context`;
 the CLI, scripts and tests call :func:`build_context`. Both read the runtime settings stored
 under ``ZHIWEN_HOME`` (the admin API's overrides), so ``zhiwen ask`` answers with the same
 rerank / MMR / threshold settings as the server.

@@ -21,15 +21,15 @@ from __future__ import annotations
 import typer
 
 from zhiwen.appkit import AskRequest
-from zhiwen.appkit.console import (
+from zhiwen.appkit.context import build_context
+from zhiwen.appkit.registry import HomeKBs, load_apps
+from zhiwen.clikit.console import (
     parse_options,
     print_app_answer,
     print_understood,
     require_question,
     run_cli,
 )
-from zhiwen.appkit.context import build_context
-from zhiwen.appkit.registry import HomeKBs, load_apps
 from zhiwen.conversation import service as conversation
 from zhiwen.resilience.text import require_clean_text
 

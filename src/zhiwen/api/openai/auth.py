@@ -5,7 +5,7 @@ keys (``ZHIWEN_API__KEYS='["sk-team-a", {"key": "sk-r", "kbs": ["demo"], "write"
 or an admin token, a request needs ``Authorization: Bearer <key>`` with one of them, else 401
 ``invalid_api_key``. A scoped key sees only the models over its KBs (:mod:`.models`) and gets
 403 ``permission_denied`` for any other (:func:`.catalog.require_model_access`,
-:mod:`.embeddings`). Keys are compared in constant time (:func:`zhiwen.appkit.deps.get_access`).
+:mod:`.embeddings`). Keys are compared in constant time (:func:`zhiwen.httpkit.deps.get_access`).
 The caller's key also names the caller in the derived session ids (:func:`caller_fingerprint`),
 so two teams asking the same first question never share a conversation.
 
@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from fastapi import Depends, Request
 
-from zhiwen.appkit.deps import Access, get_access, get_caller
+from zhiwen.httpkit.auth import Access
+from zhiwen.httpkit.deps import get_access, get_caller
 
 
 def require_api_key(access: Access = Depends(get_access)) -> Access:

@@ -8,7 +8,7 @@ kept once); the client's ``temperature`` / ``max_tokens`` /
 shaped by :mod:`.answer` (non-streamed) or :mod:`.stream` (``stream: true``).
 
 A scoped key may ask only the models over KBs it may read (else 403 ``permission_denied``);
-the app answering it opens no other KB (:meth:`zhiwen.appkit.deps.Access.guard`).
+the app answering it opens no other KB (:meth:`zhiwen.httpkit.auth.Access.guard`).
 
 Failures before the first byte are HTTP errors in OpenAI's shape (an unknown model, an app whose
 KBs are not built, a bad request); the stream starts only once the app has produced its first
@@ -46,16 +46,10 @@ from zhiwen.api.openai.messages import ParsedMessages, derive_session_id, parse_
 from zhiwen.api.openai.schemas import AssistantMessage, ChatCompletion, ChatCompletionRequest, Choice
 from zhiwen.api.openai.stream import StreamState, completion_frames
 from zhiwen.appkit.app import AppContext, AskRequest
-from zhiwen.appkit.deps import (
-    Access,
-    get_access,
-    get_app_context,
-    get_apps,
-    get_kb_registry,
-    get_settings_dep,
-)
 from zhiwen.appkit.registry import Answering, AppRegistry
 from zhiwen.conversation import service as chat
+from zhiwen.httpkit.auth import Access
+from zhiwen.httpkit.deps import get_access, get_app_context, get_apps, get_kb_registry, get_settings_dep
 from zhiwen.llm.overrides import with_overrides
 
 router = APIRouter()

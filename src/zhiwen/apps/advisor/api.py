@@ -29,13 +29,14 @@ from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, AppContext, AskRequest, BaseApp, ChatTurn
-from zhiwen.appkit.deps import Question, get_app_context, get_caller
-from zhiwen.appkit.envelope import Envelope, ok
-from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
+from zhiwen.appkit.app import AppContext, AskRequest, BaseApp
 from zhiwen.apps.advisor.tools import LoanArgs, TaxArgs, build_registry
 from zhiwen.conversation import service as conversation
 from zhiwen.errors import MissingParameter, WrongParameterType
+from zhiwen.httpkit.deps import get_app_context, get_caller
+from zhiwen.httpkit.envelope import Envelope, ok
+from zhiwen.httpkit.fields import MAX_HISTORY_MESSAGES, ChatTurn, Question
+from zhiwen.httpkit.sse import SSE_RESPONSE, sse_stream
 from zhiwen.tools import ToolRegistry
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from zhiwen.appkit.events import AppEvent
+from zhiwen.answer.events import AppEvent
 from zhiwen.apps.advisor.actions import RoleState, loan_arguments
 from zhiwen.apps.advisor.calculators.loan import max_principal, to_decimal
 from zhiwen.apps.advisor.fmt import join_md, pct, wan, wan_amount, yuan

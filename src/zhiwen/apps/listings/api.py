@@ -39,11 +39,12 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.appkit import AppContext, AskRequest
-from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, BaseApp, ChatTurn
-from zhiwen.appkit.deps import KBName, Question, app_dependency, get_app_context, get_caller
-from zhiwen.appkit.envelope import Envelope, ok
+from zhiwen.appkit.app import BaseApp
 from zhiwen.conversation import service as conversation
 from zhiwen.errors import InvalidParameter
+from zhiwen.httpkit.deps import app_dependency, get_app_context, get_caller
+from zhiwen.httpkit.envelope import Envelope, ok
+from zhiwen.httpkit.fields import MAX_HISTORY_MESSAGES, ChatTurn, KBName, Question
 
 from .settings import get_listings_settings
 

@@ -24,10 +24,10 @@ from rich.table import Table
 
 from zhiwen.appkit import AskRequest
 from zhiwen.appkit.app import BaseApp
-from zhiwen.appkit.console import print_json, require_question, run_cli
 from zhiwen.appkit.context import build_context
-from zhiwen.appkit.setup import WAIT_HELP, print_setup
-from zhiwen.appkit.view import fit
+from zhiwen.clikit.console import print_json, require_question, run_cli
+from zhiwen.clikit.setup_report import WAIT_HELP, print_setup
+from zhiwen.clikit.view import fit
 from zhiwen.conversation import service as conversation
 
 

@@ -35,11 +35,12 @@ from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.appkit import AppContext, AskRequest, Citation
-from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, BaseApp, ChatTurn
-from zhiwen.appkit.deps import Question, app_set_up, get_app_context, get_caller
-from zhiwen.appkit.envelope import Envelope, ok
-from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
+from zhiwen.appkit.app import BaseApp
 from zhiwen.conversation import service as conversation
+from zhiwen.httpkit.deps import app_set_up, get_app_context, get_caller
+from zhiwen.httpkit.envelope import Envelope, ok
+from zhiwen.httpkit.fields import MAX_HISTORY_MESSAGES, ChatTurn, Question
+from zhiwen.httpkit.sse import SSE_RESPONSE, sse_stream
 from zhiwen.validation import Day
 
 from .service import APP, check_top_n

@@ -20,10 +20,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from zhiwen.appkit.app import AskRequest, BaseApp
-from zhiwen.appkit.console import console, print_json, require_question, run_cli, snippet
 from zhiwen.appkit.context import build_context
-from zhiwen.appkit.setup import WAIT_HELP, print_setup
-from zhiwen.appkit.view import fit, where
+from zhiwen.clikit.console import console, print_json, require_question, run_cli, snippet
+from zhiwen.clikit.setup_report import WAIT_HELP, print_setup
+from zhiwen.clikit.view import fit, where
 
 STRATEGY_ZH = {"dual": "双问题检索", "single": "单问题检索"}
 #: the classifier's intents (``data["intent"]``) as a reader says them

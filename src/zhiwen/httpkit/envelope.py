@@ -6,7 +6,7 @@ for failures (the app's exception handlers turn them into the envelope).
 
 Example::
 
-    from zhiwen.appkit.envelope import Envelope, ok
+    from zhiwen.httpkit.envelope import Envelope, ok
 
     @router.get("/thing", response_model=Envelope[ThingOut])
     def thing() -> dict[str, Any]:

@@ -32,7 +32,7 @@ from rich.markdown import Markdown
 from rich.markup import escape
 
 from zhiwen.answer.model import Answer
-from zhiwen.appkit.view import how_answered, sources_table
+from zhiwen.clikit.view import how_answered, sources_table
 from zhiwen.config import read_setting
 from zhiwen.documents import Chunk, Document, ParentHit, SearchHit
 from zhiwen.errors import InvalidParameter, ZhiwenError

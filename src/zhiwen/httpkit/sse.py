@@ -27,7 +27,7 @@ from starlette.concurrency import iterate_in_threadpool
 from zhiwen.answer.events import AppEvent
 from zhiwen.errors import ZhiwenError
 
-__all__ = ["SSE_RESPONSE", "AppEvent", "error_event", "sse_stream", "to_sse"]
+__all__ = ["SSE_RESPONSE", "error_event", "sse_stream", "to_sse"]
 
 SERVER_BUSY_MESSAGE = "服务暂时不可用，请稍后重试"
 
