@@ -228,13 +228,6 @@ def fmt_score(x: float | None, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
 
 
-def require_question(text: str) -> str:
-    question = (text or "").strip()
-    if not question:
-        raise InvalidParameter("empty question", message="问题不能为空")
-    return question
-
-
 def print_understood(question: str, answer: Answer) -> None:
     """「理解为：…」 when the answer searched another question than the one typed (a follow-up)."""
     understood = answer.standalone_question

@@ -23,9 +23,9 @@ from contextvars import ContextVar
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, Field
-from pydantic_core import PydanticCustomError
 
 from zhiwen.config import Settings, get_settings
+from zhiwen.validation import QuestionRefused, question_text
 
 #: set by the request middleware to the serving app's settings (validators have no Request)
 current_settings_var: ContextVar[Settings | None] = ContextVar("zhiwen_current_settings", default=None)
@@ -36,17 +36,11 @@ def current_settings() -> Settings:
 
 
 def _check_question(value: str) -> str:
-    text = value.strip()
-    if not text:
-        raise PydanticCustomError("zhiwen_empty", "问题不能为空")
-    limit = current_settings().api.max_question_chars
-    if len(text) > limit:
-        raise PydanticCustomError(
-            "zhiwen_too_long",
-            "问题过长：{length} 个字符，最多 {limit} 个",
-            {"length": len(text), "limit": limit},
-        )
-    return text
+    """The one check of a question (:func:`zhiwen.validation.question_text`) inside a model."""
+    try:
+        return question_text(value, current_settings().api.max_question_chars)
+    except QuestionRefused as exc:
+        raise exc.as_validation_error() from None
 
 
 Question = Annotated[str, AfterValidator(_check_question)]

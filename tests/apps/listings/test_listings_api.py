@@ -268,16 +268,17 @@ def test_malformed_json_is_400(client: TestClient) -> None:
 
 
 def test_service_validation_messages(sh_kb: Any, sh_settings: Settings) -> None:
-    from zhiwen.errors import InvalidParameter, MissingParameter, WrongParameterType
+    from zhiwen.errors import InvalidParameter, WrongParameterType
+    from zhiwen.validation import QuestionRefused
 
     svc = ListingsService(sh_kb, settings=sh_settings, llm=None)
-    with pytest.raises(MissingParameter):
+    with pytest.raises(QuestionRefused, match="问题不能为空"):  # the one check every interface asks
         svc.ask("  ")
     with pytest.raises(WrongParameterType):
         svc.ask(123)  # type: ignore[arg-type]
     with pytest.raises(InvalidParameter, match="max_results"):
         svc.ask("浦东两房", 0)
-    with pytest.raises(InvalidParameter):
+    with pytest.raises(QuestionRefused, match="问题过长"):
         svc.ask("房" * 5000)
 
 

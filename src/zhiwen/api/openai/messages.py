@@ -34,6 +34,7 @@ from typing import Any
 
 from zhiwen.api.openai.errors import OpenAIError
 from zhiwen.api.openai.schemas import ChatMessage
+from zhiwen.validation import QuestionRefused, question_text
 
 
 @dataclass(slots=True)
@@ -62,15 +63,10 @@ def parse_messages(messages: Sequence[ChatMessage], max_question_chars: int) -> 
             message="messages 的最后一条必须是用户（user）消息",
             param="messages",
         )
-    question = last.text().strip()
-    if not question:
-        raise OpenAIError("empty question", message="问题不能为空", param="messages")
-    if len(question) > max_question_chars:
-        raise OpenAIError(
-            f"question has {len(question)} characters",
-            message=f"问题过长：{len(question)} 个字符，最多 {max_question_chars} 个",
-            param="messages",
-        )
+    try:
+        question = question_text(last.text(), max_question_chars)
+    except QuestionRefused as exc:
+        raise OpenAIError(exc.detail, message=exc.message, param="messages") from None
     history = [{"role": m.role, "content": m.text()} for m in messages[:-1]]
     return ParsedMessages(question=question, history=[m for m in history if m["content"]])
 

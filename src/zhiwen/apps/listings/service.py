@@ -62,12 +62,13 @@ from zhiwen.chinese.gazetteer import get_gazetteer
 from zhiwen.config import Settings, get_settings
 from zhiwen.conversation.model import user_questions
 from zhiwen.documents import SearchHit
-from zhiwen.errors import InvalidParameter, LLMError, MissingParameter, WrongParameterType, ZhiwenError
+from zhiwen.errors import InvalidParameter, LLMError, WrongParameterType, ZhiwenError
 from zhiwen.llm.base import ChatModel
 from zhiwen.metrics import EXTRACTIVE_ANSWERS, FALLBACKS
 from zhiwen.retrieve.fusion import rrf
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 from zhiwen.store.filters import parse_filters
+from zhiwen.validation import question_text
 
 log = logging.getLogger(__name__)
 
@@ -144,15 +145,7 @@ class ListingsService:
                 f"question must be a string, got {type(question).__name__}",
                 message="参数类型错误：question 应为字符串",
             )
-        q = question.strip()
-        if not q:
-            raise MissingParameter("empty question", message="问题不能为空")
-        limit = self.settings.api.max_question_chars
-        if len(q) > limit:
-            raise InvalidParameter(
-                f"question has {len(q)} chars, limit {limit}",
-                message=f"问题过长：{len(q)} 个字符，最多 {limit} 个",
-            )
+        q = question_text(question, self.settings.api.max_question_chars)
         if isinstance(max_results, bool) or not isinstance(max_results, int):
             raise WrongParameterType(
                 "max_results must be an integer", message="参数类型错误：max_results 应为整数"
