@@ -18,10 +18,9 @@ from typing import Any
 from zhiwen.appkit.app import AppContext
 from zhiwen.config import Settings, get_settings
 from zhiwen.config.runtime import DynamicSettingsService
+from zhiwen.llm import AUTO, get_llm
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 from zhiwen.retrieve.rerank import get_reranker
-
-AUTO: Any = object()  # "the LLM the settings configure"
 
 
 def build_pipeline(settings: Settings, runtime: DynamicSettingsService | None = None) -> RetrievalPipeline:
@@ -42,7 +41,6 @@ def build_context(
     llm: Any = AUTO,
 ) -> AppContext:
     from zhiwen.kb import open_kb
-    from zhiwen.llm import get_llm
 
     settings = settings or get_settings()
     return AppContext(

@@ -59,6 +59,7 @@ from zhiwen.llm.errors import error_outcome
 from zhiwen.llm.parse import parse_tool_calls
 
 __all__ = [
+    "AUTO",
     "OpenAIChatClient",
     "clear_llm_cache",
     "error_outcome",
@@ -66,6 +67,17 @@ __all__ = [
     "llm_purpose",
     "parse_tool_calls",
 ]
+
+
+
+class _FromSettings:
+    def __repr__(self) -> str:
+        return "AUTO"
+
+
+#: the default of an ``llm=`` parameter that also takes a model or None (no LLM): "the LLM the
+#: settings configure", :func:`get_llm` of the settings in force
+AUTO: Any = _FromSettings()
 
 _CLIENTS: dict[tuple[Any, ...], OpenAIChatClient] = {}
 _CLIENTS_LOCK = threading.Lock()
