@@ -100,7 +100,7 @@ def create_app(
         ),
     )
     app.state.settings = settings
-    app.state.kbs = KBRegistry(settings)
+    app.state.kbs = KBRegistry(settings, registry.setup_hint)
     app.state.dynamic_settings = DynamicSettingsService(settings)
     app.state.apps = registry
     app.state.uploads = UploadService(settings)  # its queue opens on first use

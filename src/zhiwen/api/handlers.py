@@ -27,7 +27,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from zhiwen.api.openai import errors as openai_errors
-from zhiwen.errors import ZhiwenError
+from zhiwen.errors import ZhiwenError, with_setup_hint
+from zhiwen.httpkit.deps import get_apps
 from zhiwen.httpkit.envelope import error_response
 from zhiwen.validation import describe, kind_of, predicate, raw_errors
 
@@ -79,6 +80,7 @@ def _errors_data(errors: Sequence[Any]) -> list[dict[str, Any]]:
 
 async def zhiwen_error_handler(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ZhiwenError)
+    exc = with_setup_hint(exc, get_apps(request).setup_hint)  # a KB raised missing below the apps
     if openai_errors.is_openai_path(request.url.path):
         return openai_errors.zhiwen_error_response(exc)
     if exc.http_status >= 500:

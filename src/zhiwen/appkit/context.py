@@ -13,14 +13,18 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zhiwen.appkit.app import AppContext
 from zhiwen.config import Settings, get_settings
 from zhiwen.config.runtime import DynamicSettingsService
+from zhiwen.errors import SetupHint, SetupHints, setup_hinted
 from zhiwen.llm import AUTO, get_llm
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 from zhiwen.retrieve.rerank import get_reranker
+
+if TYPE_CHECKING:
+    from zhiwen.kb import KnowledgeBase
 
 
 def build_pipeline(settings: Settings, runtime: DynamicSettingsService | None = None) -> RetrievalPipeline:
@@ -34,18 +38,35 @@ def build_pipeline(settings: Settings, runtime: DynamicSettingsService | None = 
     )
 
 
+def installed_setup_hint(kb: str) -> SetupHint:
+    """How ``kb`` is built, as the installed apps say (:meth:`AppRegistry.setup_hint`)."""
+    from zhiwen.appkit.registry import load_apps
+
+    return load_apps().setup_hint(kb)
+
+
 def build_context(
     settings: Settings | None = None,
     *,
     pipeline: RetrievalPipeline | None = None,
     llm: Any = AUTO,
+    setup_hints: SetupHints = installed_setup_hint,
 ) -> AppContext:
+    """The context an app answers with: ``settings`` (default: the environment's), the pipeline
+    over the runtime settings, the LLM (``AUTO``: the one the settings configure; None: none), and
+    a KB opener whose "KB not found" names the command that builds the KB (``setup_hints``: the
+    installed apps' by default)."""
     from zhiwen.kb import open_kb
 
     settings = settings or get_settings()
+
+    def opened(name: str) -> KnowledgeBase:
+        with setup_hinted(setup_hints):
+            return open_kb(name, settings=settings)
+
     return AppContext(
         settings=settings,
         pipeline=pipeline or build_pipeline(settings),
         llm=get_llm(settings) if llm is AUTO else llm,
-        open_kb=lambda name: open_kb(name, settings=settings),
+        open_kb=opened,
     )

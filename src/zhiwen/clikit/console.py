@@ -35,7 +35,7 @@ from zhiwen.answer.model import Answer
 from zhiwen.clikit.view import how_answered, sources_table
 from zhiwen.config import read_setting
 from zhiwen.documents import Chunk, Document, ParentHit, SearchHit
-from zhiwen.errors import InvalidParameter, ZhiwenError
+from zhiwen.errors import InvalidParameter, ZhiwenError, with_setup_hint
 from zhiwen.store.filters import Filter, coerce_scalar, parse_cli_filter
 
 P = ParamSpec("P")
@@ -92,8 +92,11 @@ def run_cli(fn: Callable[P, R]) -> Callable[P, R]:
         except (typer.Exit, typer.Abort, SystemExit):
             raise
         except ZhiwenError as exc:
+            from zhiwen.appkit.context import installed_setup_hint
+
             log.debug("command failed", exc_info=True)
-            print_error(exc)
+            # a KB found missing below the apps is named with the command that builds it
+            print_error(with_setup_hint(exc, installed_setup_hint))
             raise typer.Exit(exit_code_for(exc)) from None
         except KeyboardInterrupt:
             err_console.print("[yellow]已中断[/]")

@@ -46,7 +46,14 @@ from starlette.concurrency import run_in_threadpool
 
 from zhiwen.appkit.registry import HomeKBs
 from zhiwen.config import Settings, get_settings
-from zhiwen.errors import Forbidden, KnowledgeBaseNotFound, Unauthorized
+from zhiwen.errors import (
+    Forbidden,
+    KnowledgeBaseNotFound,
+    SetupHints,
+    Unauthorized,
+    index_hint,
+    setup_hinted,
+)
 from zhiwen.httpkit.auth import Access, resolve_access
 from zhiwen.httpkit.fields import NAME_RE, KBName
 
@@ -62,8 +69,13 @@ class KBRegistry(HomeKBs):
 
     :func:`zhiwen.kb.open_kb` already shares one thread-safe instance per KB and process and
     re-opens it when ``kb.json`` changed on disk (``zhiwen index`` while the server runs), so
-    this is a thin, overridable seam: tests replace it with fakes.
+    this is a thin, overridable seam: tests replace it with fakes. ``setup_hints`` names the
+    command that builds a KB that is not there (the server's apps: ``AppRegistry.setup_hint``).
     """
+
+    def __init__(self, settings: Settings, setup_hints: SetupHints = index_hint) -> None:
+        super().__init__(settings)
+        self.setup_hints = setup_hints
 
     def get(self, name: str) -> KnowledgeBase:
         """Open ``name``; unknown → :class:`KnowledgeBaseNotFound` (404 / 3004)."""
@@ -76,7 +88,8 @@ class KBRegistry(HomeKBs):
                 message=f"知识库不存在：{name}（名称只能由字母、数字、_、- 和汉字组成，最长 64 个字符）",
                 data={"kb": name, "app": None, "setup_command": None},
             )
-        return open_kb(name, settings=self.settings)
+        with setup_hinted(self.setup_hints):
+            return open_kb(name, settings=self.settings)
 
     async def aget(self, name: str) -> KnowledgeBase:
         """:meth:`get` in the thread pool (opening loads indexes)."""
@@ -92,7 +105,7 @@ def get_settings_dep(request: Request) -> Settings:
 def get_kb_registry(request: Request) -> KBRegistry:
     registry = getattr(request.app.state, "kbs", None)
     if registry is None:
-        registry = request.app.state.kbs = KBRegistry(get_settings_dep(request))
+        registry = request.app.state.kbs = KBRegistry(get_settings_dep(request), get_apps(request).setup_hint)
     return registry
 
 
@@ -235,6 +248,6 @@ def get_app_context(
     from zhiwen.appkit.context import build_context
 
     registry = get_kb_registry(request)
-    ctx = build_context(get_settings_dep(request), pipeline=pipeline)
+    ctx = build_context(get_settings_dep(request), pipeline=pipeline, setup_hints=registry.setup_hints)
     ctx.open_kb = access.guard(registry.get)
     return ctx
