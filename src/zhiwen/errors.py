@@ -1,4 +1,4 @@
-"""Error types with seed 003's error codes and Chinese user messages.
+"""Error types with the project's error codes and Chinese user messages.
 
 Every failure a user can cause or see maps to one :class:`ZhiwenError` subclass. The API turns
 them into ``{code, message, data}`` with the HTTP status below; the CLI prints ``message`` (and

@@ -8,7 +8,7 @@ Routes of the engine:
 | GET | ``/healthz`` | liveness |
 | GET | ``/metrics`` | Prometheus metrics |
 | GET | ``/api/v1/kbs`` , ``/api/v1/kbs/{kb}`` | knowledge bases and their info |
-| POST | ``/knowledge-base/search`` | adaptive search (rerank, thresholds, MMR; seed 004) |
+| POST | ``/knowledge-base/search`` | adaptive search (rerank, thresholds, MMR) |
 | GET/PUT/DELETE | ``/admin/settings`` | runtime settings (bearer token) |
 | GET | ``/docs`` , ``/redoc`` , ``/openapi.json`` | OpenAPI (Swagger UI / ReDoc served from the
 ``fastapi-offline`` package: no CDN, works offline) |

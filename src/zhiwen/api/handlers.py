@@ -47,7 +47,7 @@ def field_name(loc: Sequence[Any]) -> str:
 
 
 def classify_validation_error(err: dict[str, Any]) -> tuple[int, int, str]:
-    """One pydantic error → (http status, seed-003 code, Chinese message).
+    """One pydantic error → (http status, error code, Chinese message).
 
     The wording comes from :mod:`zhiwen.validation` (one table for every interface); a custom
     ``zhiwen_*`` error (a unit guard, an empty question) is shown as it is.

@@ -3,7 +3,7 @@
 :func:`to_sse` frames an event for
 ``sse_starlette.EventSourceResponse``: the SSE ``event:`` field carries the type and the
 ``data:`` JSON carries it too (``{"type": "delta", "text": "…"}``), so clients that read event
-names and clients that only read ``data:`` lines (seed 003's chat) both work.
+names and clients that only read ``data:`` lines (the advisor's chat client) both work.
 
 Example::
 

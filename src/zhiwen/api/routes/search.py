@@ -1,4 +1,4 @@
-"""``POST /knowledge-base/search``: adaptive search of one KB (seed 004 §3.3).
+"""``POST /knowledge-base/search``: adaptive search of one KB (rerank, thresholds, MMR).
 
 Request ``{kb, query, top_k?, filters?, mode?}``; response data::
 

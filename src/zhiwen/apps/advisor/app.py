@@ -1,4 +1,4 @@
-"""``AdvisorApp``: the house-buying advisor (seed 003) as a zhiwen app.
+"""``AdvisorApp``: the house-buying advisor as a zhiwen app.
 
 Four roles (政策专家, 市场分析师, 财务顾问, 购房顾问) answer through eight tools; standard mode runs
 the planned roles in order, discussion mode (深度分析) lets them negotiate a plan. ``setup``

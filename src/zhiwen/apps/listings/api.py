@@ -1,4 +1,4 @@
-"""``POST /ask`` — seed 000's property search, inside the ``{code, message, data}`` envelope.
+"""``POST /ask`` — the property search, inside the ``{code, message, data}`` envelope.
 
 Request ``{"question": str, "max_results": int = 3, "kb": str = "listings"}``, optionally with
 the conversation so far, ``history`` (OpenAI messages, oldest first), or a ``session_id`` whose
@@ -21,9 +21,9 @@ turns the server keeps (bound to the caller's API key). A follow-up (「预算�
                                "added": […], "replaced": ["price_range"], "removed": […]},
               "total_matches": 57, "session_id": null}}
 
-Seed 000's fields are unchanged; ``requirements`` is what was searched (the merged constraints
-in a conversation, the question's own otherwise), ``total_matches`` how many listings pass every
-hard constraint (the answer says how many match and how many are shown).
+The search's fields (:class:`~.result.ListingsResult`); ``requirements`` is what was searched
+(the merged constraints in a conversation, the question's own otherwise), ``total_matches`` how
+many listings pass every hard constraint (the answer says how many match and how many are shown).
 
 Errors: empty question / wrong types / ``max_results`` outside 1..``max_results_limit`` → 422,
 a body over ``api.max_body_bytes`` → 413, unknown KB → 404, a KB of another app → 422.

@@ -1,4 +1,4 @@
-"""The property-search app object (seed 000): Lianjia listings, ``POST /ask``, ``zhiwen listings``.
+"""The property-search app object: Lianjia listings, ``POST /ask``, ``zhiwen listings``.
 
 Example::
 

@@ -1,4 +1,4 @@
-"""``POST /api/v1/policy/ask`` — seed 001's policy QA inside the ``{code, message, data}`` envelope.
+"""``POST /api/v1/policy/ask`` — the policy QA inside the ``{code, message, data}`` envelope.
 
 Request ``{"question": str, "top_n": 20, "as_of": "2026-01-15", "stream": false}``, optionally with
 the conversation so far (``history``) or a ``session_id`` (kept by the server, returned as sent).

@@ -1,4 +1,4 @@
-"""The policy QA pipeline: classify → rewrite → dual (or single) retrieval → answer (seed 001).
+"""The policy QA pipeline: classify → rewrite → dual (or single) retrieval → answer.
 
 1. **intent** (:mod:`.intent`): the LLM within ``intent_classifier_timeout`` when configured,
    else rules + gazetteer + embeddings; ``enable_intent_classifier=false`` skips it.

@@ -1,4 +1,4 @@
-"""Recipe QA over a HowToCook knowledge base (seed 002): route → retrieve → one LLM call or extractive.
+"""Recipe QA over a HowToCook knowledge base: route → retrieve → one LLM call or extractive.
 
 * ``detail`` (宫保鸡丁怎么做): the dish is found by name (synonym variants + fuzzy, see
   :mod:`.names`) and by hybrid retrieval of the expanded question; one recipe appears once
