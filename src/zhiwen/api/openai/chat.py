@@ -39,7 +39,6 @@ from starlette.responses import StreamingResponse
 from zhiwen import __version__
 from zhiwen.answer.model import Answer
 from zhiwen.api.openai.answer import closing_text, number_citations, usage, zhiwen_info
-from zhiwen.api.openai.auth import caller_fingerprint
 from zhiwen.api.openai.catalog import require_model_access, resolve_model
 from zhiwen.api.openai.errors import OPENAI_ERROR_RESPONSES, guarded
 from zhiwen.api.openai.messages import ParsedMessages, derive_session_id, parse_messages
@@ -49,7 +48,14 @@ from zhiwen.appkit.app import AppContext, AskRequest
 from zhiwen.appkit.registry import Answering, AppRegistry
 from zhiwen.conversation import service as chat
 from zhiwen.httpkit.auth import Access
-from zhiwen.httpkit.deps import get_access, get_app_context, get_apps, get_kb_registry, get_settings_dep
+from zhiwen.httpkit.deps import (
+    get_access,
+    get_app_context,
+    get_apps,
+    get_caller,
+    get_kb_registry,
+    get_settings_dep,
+)
 from zhiwen.llm.overrides import with_overrides
 
 router = APIRouter()
@@ -85,7 +91,7 @@ def session_id_for(body: ChatCompletionRequest, request: Request, messages: Pars
     if explicit:
         return explicit
     return derive_session_id(
-        messages, model=body.model, caller=caller_fingerprint(request), user=body.user
+        messages, model=body.model, caller=get_caller(request), user=body.user
     )
 
 
@@ -160,7 +166,7 @@ async def chat_completions(
         question=messages.question,
         history=messages.history,
         session_id=session_id,
-        caller=caller_fingerprint(request),
+        caller=get_caller(request),
         kb=target.kb,
         top_k=body.top_k,
         options=app_options(target, body.options),
