@@ -54,6 +54,7 @@ from zhiwen.llm import AUTO, error_outcome, get_llm, llm_purpose
 from zhiwen.llm.base import ChatModel, ContentDelta, Message, StreamFinished
 from zhiwen.llm.parse import ThinkFilter
 from zhiwen.metrics import EXTRACTIVE_ANSWERS
+from zhiwen.retrieve.focus import Focus
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 from zhiwen.store.filters import Filter
 
@@ -357,13 +358,18 @@ def plan_generic(
     passages_per_doc: int = 2,
     context_chars: int = 1500,
     answer_options: AnswerOptions | None = None,
+    focus: Focus | None = None,
 ) -> AnswerPlan:
     """Top documents by parent aggregation; context = their best matching passages.
 
     Offline, the extractive stage (:mod:`zhiwen.answer.stage`) answers: a short cited
     lead, the supporting passages, or — below the KB's relevance floor — 可能相关 passages.
+    ``focus``: what the conversation is about, as a retrieval prior (:func:`focus_for` makes it
+    from ``Standalone.focus`` and the settings): documents whose title names it rank higher.
     """
-    found = pipeline_for(kb, pipeline).search_parents(kb, question, top_k=top_k, mode=mode, filters=filters)
+    found = pipeline_for(kb, pipeline).search_parents(
+        kb, question, top_k=top_k, mode=mode, filters=filters, focus=focus
+    )
     parents = by_score(found.parents)
     sources = [Citation.from_parent(p, kb=kb.name) for p in parents]
     contexts = [
@@ -403,6 +409,24 @@ def plan_generic(
         params=found.params,
         answerable=lambda: extractive().answerable if parents else False,
         note_position="end",
+    )
+
+
+def focus_for(names: Sequence[str], settings: Settings) -> Focus | None:
+    """The retrieval prior for a conversation's focus (``Standalone.focus``) under the settings'
+    ``conversation.topic_prior*`` (None: no focus, or the prior is off).
+
+    >>> focus_for(("东湖大学计算机学院",), Settings()).strategy
+    'boost'
+    """
+    cfg = settings.conversation
+    if not names or cfg.topic_prior <= 0:
+        return None
+    return Focus(
+        names=tuple(names),
+        weight=cfg.topic_prior,
+        depth=cfg.topic_prior_depth,
+        strategy=cfg.topic_prior_strategy,
     )
 
 

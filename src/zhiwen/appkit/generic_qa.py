@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 from zhiwen.answer.events import AppEvent
 from zhiwen.answer.model import Answer
-from zhiwen.answer.qa import DEFAULT_TOP_K, answer_question, stream_question
+from zhiwen.answer.qa import DEFAULT_TOP_K, answer_question, focus_for, stream_question
 from zhiwen.appkit.app import AppContext, AskRequest, BaseApp, Standalone
 from zhiwen.conversation.vocabulary import Vocabulary, kb_vocabulary
 from zhiwen.errors import InvalidParameter
@@ -50,12 +50,18 @@ class GenericQA(BaseApp):
     def answer(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Answer:
         kb = ctx.open_kb(_kb_name(request))
         top_k = request.top_k or DEFAULT_TOP_K
-        return answer_question(kb, question.question, top_k=top_k, llm=ctx.llm, pipeline=ctx.pipeline)
+        focus = focus_for(question.focus, ctx.settings)  # the conversation's topic steers retrieval
+        return answer_question(
+            kb, question.question, top_k=top_k, llm=ctx.llm, pipeline=ctx.pipeline, focus=focus
+        )
 
     def answer_stream(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Iterator[AppEvent]:
         kb = ctx.open_kb(_kb_name(request))
         top_k = request.top_k or DEFAULT_TOP_K
-        return stream_question(kb, question.question, top_k=top_k, llm=ctx.llm, pipeline=ctx.pipeline)
+        focus = focus_for(question.focus, ctx.settings)  # the conversation's topic steers retrieval
+        return stream_question(
+            kb, question.question, top_k=top_k, llm=ctx.llm, pipeline=ctx.pipeline, focus=focus
+        )
 
 
 #: the one generic answerer (it holds no state)

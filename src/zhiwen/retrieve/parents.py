@@ -18,7 +18,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from zhiwen.documents import Document, ParentHit, SearchHit
@@ -52,13 +52,23 @@ def group_by_parent(hits: Sequence[SearchHit]) -> dict[str, list[SearchHit]]:
     return groups
 
 
-def rank_parents(groups: dict[str, list[SearchHit]]) -> list[str]:
-    """Parent ids: most matched children first, then best child score, then first appearance."""
+def _score(hit: SearchHit) -> float:
+    return hit.score
+
+
+def rank_parents(
+    groups: dict[str, list[SearchHit]], score_of: Callable[[SearchHit], float] = _score
+) -> list[str]:
+    """Parent ids: most matched children first, then best child score, then first appearance.
+
+    ``score_of`` is what a child counts with (its score; a conversation's focus adds to it,
+    :mod:`zhiwen.retrieve.focus`).
+    """
     first_seen = {pid: i for i, pid in enumerate(groups)}
 
     def key(pid: str) -> tuple[int, float, int]:
         children = groups[pid]
-        return (-len(children), -max(h.score for h in children), first_seen[pid])
+        return (-len(children), -max(score_of(h) for h in children), first_seen[pid])
 
     return sorted(groups, key=key)
 
@@ -75,12 +85,18 @@ def _stand_in(parent_id: str, children: list[SearchHit]) -> Document:
     )
 
 
-def aggregate_parents(hits: Sequence[SearchHit], store: ParentSource, top_k: int) -> list[ParentHit]:
-    """Collapse ``hits`` into at most ``top_k`` :class:`ParentHit` (see module docstring)."""
+def aggregate_parents(
+    hits: Sequence[SearchHit],
+    store: ParentSource,
+    top_k: int,
+    score_of: Callable[[SearchHit], float] = _score,
+) -> list[ParentHit]:
+    """Collapse ``hits`` into at most ``top_k`` :class:`ParentHit` (see module docstring); a
+    parent's ``score`` is its best child's own score whatever ``score_of`` ranked them by."""
     if top_k < 1 or not hits:
         return []
     groups = group_by_parent(hits)
-    order = rank_parents(groups)[:top_k]
+    order = rank_parents(groups, score_of)[:top_k]
     docs = {d.id: d for d in store.get_parents(order)}
     out: list[ParentHit] = []
     for pid in order:

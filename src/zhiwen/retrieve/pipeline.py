@@ -43,6 +43,7 @@ from zhiwen.metrics import EMPTY_RESULTS, FALLBACKS, PASSED_THRESHOLD
 from zhiwen.resilience import note_degraded
 from zhiwen.retrieve.adaptive import apply_min_similarity, apply_per_doc_limit, effective_params
 from zhiwen.retrieve.feedback import FeedbackParams
+from zhiwen.retrieve.focus import Focus, any_focused, apply_focus, focus_keys
 from zhiwen.retrieve.fusion import alpha_weights
 from zhiwen.retrieve.mmr import Vectorize, mmr_select
 from zhiwen.retrieve.parents import DEFAULT_PARENT_TOP_K, aggregate_parents, chunk_window
@@ -224,14 +225,49 @@ class RetrievalPipeline:
         filters: FiltersArg = None,
         mode: str | None = None,
         chunk_k: int | None = None,
+        focus: Focus | None = None,
     ) -> ParentResult:
         """Chunks through the pipeline, then aggregated into whole documents (seed 002).
 
         ``chunk_k`` chunks are aggregated (default :func:`~zhiwen.retrieve.parents.chunk_window`:
-        ``max(3 × top_k, 10)``).
+        ``max(3 × top_k, 10)``). With a conversation's ``focus`` (:mod:`zhiwen.retrieve.focus`),
+        ``focus.depth`` chunks are fetched for ``focus.query(query)`` and the ``chunk_k``
+        aggregated are the first in the focus's order; when none of them is focused, the answer
+        is the one without a focus.
         """
-        chunks = self.search(kb, query, top_k=chunk_k or chunk_window(top_k), filters=filters, mode=mode)
+        window = chunk_k or chunk_window(top_k)
+        if focus:
+            focused = self._focused_parents(kb, query, top_k, window, filters, mode, focus)
+            if focused is not None:
+                return focused
+        chunks = self.search(kb, query, top_k=window, filters=filters, mode=mode)
         return ParentResult(aggregate_parents(chunks.hits, kb, top_k), chunks)
+
+    def _focused_parents(
+        self,
+        kb: Searchable,
+        query: str,
+        top_k: int,
+        window: int,
+        filters: FiltersArg,
+        mode: str | None,
+        focus: Focus,
+    ) -> ParentResult | None:
+        """The parents of the focus's order over ``focus.depth`` chunks (None: nothing focused)."""
+        depth = max(window, focus.depth)
+        chunks = self.search(kb, focus.query(query), top_k=depth, filters=filters, mode=mode)
+        if not any_focused(chunks.hits, focus):
+            return None
+        keys = focus_keys(chunks.hits, focus)
+        hits = apply_focus(chunks.hits, focus)[:window]
+        chunks.params = {  # what retrieval ran with, the focus included
+            **chunks.params,
+            "focus": {"names": list(focus.names), "strategy": focus.strategy, "weight": focus.weight},
+        }
+        chunks.diagnostics["focused"] = sum(1 for h in hits if h.extra.get("focus"))
+        chunks.hits = hits
+        parents = aggregate_parents(hits, kb, top_k, score_of=lambda h: keys[h.chunk.id])
+        return ParentResult(parents, chunks)
 
     def rerank(self, query: str, hits: Sequence[SearchHit], *, top_k: int) -> PipelineResult:
         """Only the post-search stages (threshold, rerank, MMR, per-doc) over a caller's list."""
