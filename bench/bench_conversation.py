@@ -6,7 +6,7 @@ Sections (``--sections``, default all):
 * **a — follow-up evidence hit@5** on the dialogue sets in ``bench/dialogues/`` (written from the
   real data; one JSON dialogue per line, ``{"app", "kb", "turns": [{"user", "gold": [doc id…],
   "standalone"}]}``). Every dialogue runs through the product's one entry point,
-  ``zhiwen.appkit.conversation.ask`` (the registry's answerer: generic QA or the app), with the
+  ``zhiwen.conversation.service.ask`` (the registry's answerer: generic QA or the app), with the
   history a chat client sends (the product's own earlier answers). A turn hits when a gold id is
   among the answer's first 5 distinct citation ids. Columns: **before** (``conversation.enabled =
   false``: every question as asked), **offline** (the stage's rules), **LLM** (a scripted fake
@@ -26,7 +26,7 @@ Sections (``--sections``, default all):
   and character F1 against the gold rewrite, beside "return the question unchanged".
 * **d — the standalone check**: RGB-zh (300 queries) and CMRC2018 (the 1,000-query seed-0 sample of
   ``bench_retrieval``), each query preceded by an unrelated two-turn conversation (a fixed set,
-  rotated). nDCG@10 of the query as the stage rewrites it (``appkit.conversation.standalone`` with
+  rotated). nDCG@10 of the query as the stage rewrites it (``conversation.service.condensed`` with
   the KB's title vocabulary) vs the plain query, both searched in **BM25 mode** through the same
   call; |Δ| must stay ≤ 0.005.
 * **e — the retrieval levers**, on the follow-up turns (the offline run's standalone questions and
@@ -69,11 +69,11 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from support.fake_openai import FakeOpenAI, Reply  # noqa: E402
 from zhiwen.answer.model import Answer  # noqa: E402
-from zhiwen.appkit import conversation  # noqa: E402
 from zhiwen.appkit.app import AppContext, AskRequest  # noqa: E402
 from zhiwen.appkit.context import build_context  # noqa: E402
 from zhiwen.appkit.registry import load_apps  # noqa: E402
 from zhiwen.config import ConversationSettings, LLMSettings, Settings  # noqa: E402
+from zhiwen.conversation import service as conversation  # noqa: E402
 from zhiwen.conversation.condense import SYSTEM as CONDENSE_SYSTEM  # noqa: E402
 from zhiwen.conversation.condense import condense  # noqa: E402
 from zhiwen.conversation.offline import OfflineCondenser  # noqa: E402
@@ -241,7 +241,7 @@ def expect_ok(app: str, answer: Answer, turn: Mapping[str, Any]) -> bool | None:
 def run_dialogue(
     name: str, index: int, dialogue: Mapping[str, Any], ctx: AppContext, fake_turn: Turn | None
 ) -> list[TurnResult]:
-    """One dialogue through ``appkit.conversation.ask``, the product's answers as the history."""
+    """One dialogue through ``conversation.service.ask``, the product's answers as the history."""
     app = dialogue.get("app") or "qa"
     answerer = load_apps().answerer(None if app == "qa" else app)
     history: list[dict[str, Any]] = []
@@ -608,7 +608,7 @@ def bench_standalone(settings: Settings, name: str, n: int | None, embedder: str
             for pair in UNRELATED[i % len(UNRELATED)]
             for r, t in zip(("user", "assistant"), pair, strict=True)
         ]
-        found = conversation.standalone(AskRequest(question=q, history=history, kb=kb.name), ctx, vocab)
+        found = conversation.condensed(history, q, ctx, vocab)
         plain[qid] = search_ids(kb, q, 10)
         staged[qid] = plain[qid] if found.question == q else search_ids(kb, found.question, 10)
         if found.question != q:

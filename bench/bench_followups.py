@@ -8,7 +8,7 @@ gold page, its gold standalone question and its kind (``generic``, ``part``, ``c
 three kinds of misses — and ``anaphora``, ``subject``, ``switch``).
 
 **a — follow-ups' hit@5** (a gold page among the answer's first 5 distinct cited documents),
-every dialogue through the product's entry point ``zhiwen.appkit.conversation.ask`` (generic
+every dialogue through the product's entry point ``zhiwen.conversation.service.ask`` (generic
 QA) with the product's own answers as the history. Conditions:
 
 * ``asked`` — the conversation stage off: every question as typed;
@@ -60,11 +60,11 @@ sys.path.insert(0, str(REPO / "bench"))
 from bench_conversation import UNRELATED, beir_kb, cited_ids, is_hit  # noqa: E402
 from lookalike_pool import Pool, dialogues  # noqa: E402
 from support.fake_openai import FakeOpenAI, Reply  # noqa: E402
-from zhiwen.appkit import conversation  # noqa: E402
 from zhiwen.appkit.app import AppContext, AskRequest  # noqa: E402
 from zhiwen.appkit.context import build_context  # noqa: E402
 from zhiwen.appkit.registry import load_apps  # noqa: E402
 from zhiwen.config import ConversationSettings, LLMSettings, Settings  # noqa: E402
+from zhiwen.conversation import service as conversation  # noqa: E402
 from zhiwen.conversation.condense import SYSTEM as CONDENSE_SYSTEM  # noqa: E402
 from zhiwen.conversation.vocabulary import kb_vocabulary  # noqa: E402
 from zhiwen.eval.metrics import score_run  # noqa: E402
@@ -324,8 +324,8 @@ def bench_standalone(
             for pair in UNRELATED[i % len(UNRELATED)]
             for r, t in zip(("user", "assistant"), pair, strict=True)
         ]
-        found = conversation.standalone(AskRequest(question=q, history=history, kb=kb.name), ctx, vocab)
-        alone = conversation.standalone(AskRequest(question=q, history=[], kb=kb.name), ctx, vocab)
+        found = conversation.condensed(history, q, ctx, vocab)
+        alone = conversation.condensed([], q, ctx, vocab)
         names = tuple(getattr(found, "focus", ()))
         changed += found.question != q
         focused += bool(names)

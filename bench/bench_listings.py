@@ -107,8 +107,8 @@ def main() -> None:
                 t = time.perf_counter()
                 again = svc.ask(question, args.max_results)
                 cached_times.append(time.perf_counter() - t)
-                assert again["cached"]
-            ids = [p["id"] for p in out["retrieved_properties"]]
+                assert again.cached
+            ids = [p.id for p in out.retrieved_properties]
             missing = [i for i in ids if i not in metas]
             for c in kb.get_chunks(missing):
                 metas[c.id] = dict(c.metadata)
@@ -120,7 +120,7 @@ def main() -> None:
                     "returned": len(ids),
                     "satisfied": sum(1 for b in bad if not b),
                     "violations": [b for b in bad if b],
-                    "relaxed": out["relaxed"],
+                    "relaxed": out.relaxed,
                     "cold_ms": cold * 1000,
                     "cached_ms": statistics.median(cached_times) * 1000,
                 }

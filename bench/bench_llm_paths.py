@@ -21,7 +21,7 @@ advisor              role messages under the number check (``data.roles[*]``: ll
 discussion           the advisor's discussion mode (``data.discussion[*]``)
 tools                ``zhiwen.tools.run_tool_loop`` with the advisor's tools (a library path: no
                      app calls it today): tool calls made, invalid arguments, numbers in its text
-condense             ``appkit.conversation.standalone_of`` on follow-ups (``Standalone.method``)
+condense             ``conversation.service.condensed`` on follow-ups (``Standalone.method``)
 ===================  =========================================================================
 
 Per path/stage it prints: requests, LLM calls, **as is** (strict JSON / a reply used unchanged),
@@ -78,11 +78,11 @@ from llm_real.checks import (  # noqa: E402
 )
 from llm_real.recording import Call, RecordingProxy  # noqa: E402
 from zhiwen.answer.model import Answer  # noqa: E402
-from zhiwen.appkit import conversation  # noqa: E402
 from zhiwen.appkit.app import AppContext, AskRequest  # noqa: E402
 from zhiwen.appkit.context import build_context  # noqa: E402
 from zhiwen.appkit.registry import load_apps  # noqa: E402
 from zhiwen.config import LLMSettings, Settings  # noqa: E402
+from zhiwen.conversation import service as conversation  # noqa: E402
 from zhiwen.kb import open_kb  # noqa: E402
 from zhiwen.llm import clear_llm_cache  # noqa: E402
 
@@ -337,14 +337,12 @@ def path_tools(b: Bench, item: Mapping[str, Any], _: Any) -> Result:
 
 
 def path_condense(b: Bench, item: Mapping[str, Any], prepared: tuple[list[Any], Any]) -> Result:
-    from zhiwen.appkit.conversation import standalone_of
-
     history, vocabulary = prepared
     before = condense_counts()
-    found = standalone_of(history, item["question"], b.ctx, vocabulary)
+    found = conversation.condensed(history, item["question"], b.ctx, vocabulary)
     said = {k: v - before.get(k, 0) for k, v in condense_counts().items() if v > before.get(k, 0)}
     mine = stage_calls(b.proxy.peek(), "condense")
-    offline = standalone_of(history, item["question"], b.offline, vocabulary)
+    offline = conversation.condensed(history, item["question"], b.offline, vocabulary)
     if found.method == "llm":
         raw = mine[-1].content.strip() if mine else ""
         outcome = Outcome("condense", "as_is" if raw == found.question else "repaired")

@@ -1,4 +1,4 @@
-"""Error types with seed 003's error codes and Chinese user messages.
+"""Error types with the project's error codes and Chinese user messages.
 
 Every failure a user can cause or see maps to one :class:`ZhiwenError` subclass. The API turns
 them into ``{code, message, data}`` with the HTTP status below; the CLI prints ``message`` (and
@@ -30,7 +30,8 @@ them into ``{code, message, data}`` with the HTTP status below; the CLI prints `
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,9 +127,14 @@ class NotFound(ZhiwenError):
 class KnowledgeBaseNotFound(NotFound):
     """A KB that is not there. Raise it with :func:`kb_not_found`, whose message says how to build
     it (the app's setup, or ``zhiwen index``) and whose ``data`` carries ``kb``, ``app`` and
-    ``setup_command``."""
+    ``setup_command``.
+
+    ``unhinted`` is the KB's name when the raise site could not know which command builds it
+    (below the apps, no registry is known): the interface names it (:func:`with_setup_hint`).
+    """
 
     user_message = "知识库不存在"
+    unhinted: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,32 +155,25 @@ def index_hint(kb: str) -> SetupHint:
     return SetupHint(f"zhiwen index --kb {kb} <目录>")
 
 
-# The engine below the apps cannot know which app owns which KB; the app registry
-# (``zhiwen.appkit.registry.load_apps``) tells it here once the apps are loaded.
-_setup_hints: Callable[[str], SetupHint] = index_hint
+#: KB name → how it is built: the app registry's (``AppRegistry.setup_hint``), which the engine
+#: below the apps cannot know; it is handed to :func:`kb_not_found` where known, and applied by
+#: the interfaces (:func:`with_setup_hint`) to an error raised below the apps
+SetupHints = Callable[[str], SetupHint]
 
 
-def set_setup_hints(lookup: Callable[[str], SetupHint] | None) -> None:
-    """Install the KB name → :class:`SetupHint` lookup every "KB not found" uses (None: reset)."""
-    global _setup_hints
-    _setup_hints = lookup or index_hint
-
-
-def setup_hint(kb: str) -> SetupHint:
-    return _setup_hints(kb)
-
-
-def kb_not_found(name: str, detail: str = "") -> KnowledgeBaseNotFound:
-    """The one "KB not found" error: 404 / 3004 with the command that builds it.
+def kb_not_found(name: str, detail: str = "", hint: SetupHint | None = None) -> KnowledgeBaseNotFound:
+    """The one "KB not found" error: 404 / 3004 with the command that builds it — ``hint``, or
+    ``zhiwen index`` where the raise site does not know the apps (the error is then ``unhinted``).
 
     Example::
 
         >>> str(kb_not_found("notes").message)
         '知识库不存在：notes（导入文档即可建立：zhiwen index --kb notes <目录>）'
-        >>> kb_not_found("policy_visa").data["setup_command"]   # with the apps loaded
+        >>> kb_not_found("policy_visa", hint=apps.setup_hint("policy_visa")).data["setup_command"]
         'zhiwen policy setup ../shared/data'
     """
-    hint = setup_hint(name)
+    unhinted = hint is None
+    hint = hint or index_hint(name)
     if hint.app is None:
         message = f"知识库不存在：{name}（导入文档即可建立：{hint.command}）"
     elif hint.app_kbs:
@@ -185,7 +184,39 @@ def kb_not_found(name: str, detail: str = "") -> KnowledgeBaseNotFound:
     else:
         message = f"知识库 {name} 尚未建立：请先运行 {hint.command}"
     data = {"kb": name, "app": hint.app, "setup_command": hint.command}
-    return KnowledgeBaseNotFound(detail or f"no knowledge base named {name!r}", message=message, data=data)
+    error = KnowledgeBaseNotFound(detail or f"no knowledge base named {name!r}", message=message, data=data)
+    if unhinted:
+        error.unhinted = name
+    return error
+
+
+def with_setup_hint(exc: ZhiwenError, hints: SetupHints) -> ZhiwenError:
+    """``exc``, or — a "KB not found" raised where the apps are unknown — the same error naming
+    the command ``hints`` gives (the app's setup for an app's KB). Interfaces apply it where
+    errors reach the user (the API's handlers, the CLI's one error line, the KBs an app opens).
+
+    Example::
+
+        >>> err = with_setup_hint(kb_not_found("policy_visa"), apps.setup_hint)
+        >>> err.message
+        '知识库 policy_visa 尚未建立：请先运行 zhiwen policy setup ../shared/data'
+    """
+    if isinstance(exc, KnowledgeBaseNotFound) and exc.unhinted:
+        return kb_not_found(exc.unhinted, exc.detail, hints(exc.unhinted))
+    return exc
+
+
+@contextmanager
+def setup_hinted(hints: SetupHints) -> Iterator[None]:
+    """Inside: a "KB not found" raised where the apps are unknown leaves naming the command
+    ``hints`` gives (:func:`with_setup_hint`); e.g. around the KB opener an app is handed."""
+    try:
+        yield
+    except KnowledgeBaseNotFound as exc:
+        hinted = with_setup_hint(exc, hints)
+        if hinted is exc:
+            raise
+        raise hinted from exc
 
 
 class PayloadTooLarge(ZhiwenError):

@@ -47,7 +47,7 @@ EMBED_CACHE_HITS = Counter("zhiwen_embedding_cache_hits_total", "Embeddings serv
 LLM_CALLS = Counter("zhiwen_llm_calls_total", "LLM calls", ["purpose", "outcome"])
 LLM_TOKENS = Counter("zhiwen_llm_tokens_total", "LLM tokens", ["kind"])
 LLM_LATENCY = Histogram("zhiwen_llm_seconds", "LLM call latency", ["purpose"], buckets=_LATENCY_BUCKETS)
-LLM_ERRORS = Counter("zhiwen_llm_errors_total", "LLM errors by seed-003 code", ["code"])
+LLM_ERRORS = Counter("zhiwen_llm_errors_total", "LLM errors by error code", ["code"])
 EXTRACTIVE_ANSWERS = Counter(
     "zhiwen_extractive_answers_total", "Answers composed without an LLM", ["app", "reason"]
 )

@@ -1,4 +1,5 @@
-"""Pydantic's validation errors in Chinese, and guards for numbers given in the wrong unit.
+"""Pydantic's validation errors in Chinese, guards for numbers given in the wrong unit, and the one
+check of a question.
 
 One table, :data:`PREDICATES`, words every pydantic error type a user can cause in Chinese. The
 REST handlers (:mod:`zhiwen.api.handlers`), the OpenAI front door and the tools
@@ -9,6 +10,10 @@ logs and the error's ``data`` (:func:`raw_errors`).
 :func:`unit_guard` refuses a number that was plainly given in another unit (a rate as a fraction
 where a percent is expected, a price in 万元 where 元 is expected) with a Chinese hint, as a
 ``zhiwen_unit`` :class:`~pydantic_core.PydanticCustomError` whose message is shown as it is.
+
+:func:`question_text` is the one check of a question every interface and app asks (REST's
+request models, the OpenAI front door, the CLI, an app's service): stripped, not empty, not over
+a limit; :class:`QuestionRefused` (422 / 3003) says which, in Chinese.
 
 Example::
 
@@ -36,8 +41,10 @@ from pydantic import BeforeValidator, ValidationInfo, ValidatorFunctionWrapHandl
 from pydantic_core import PydanticCustomError
 
 from zhiwen.chinese.dates import read_day
+from zhiwen.errors import InvalidParameter
 
 Kind = Literal["json", "missing", "type", "value"]
+QuestionProblem = Literal["empty", "too_long"]
 
 _DATE = "日期格式无效，应为 YYYY-MM-DD，如 2026-01-15"
 _DATETIME = "时间格式无效，应为 ISO 8601，如 2026-01-15T09:30:00"
@@ -269,3 +276,47 @@ def parse_day(value: Any) -> date:
 
 
 Day = Annotated[date, BeforeValidator(parse_day)]
+
+
+# -- questions -------------------------------------------------------------------------------
+EMPTY_QUESTION = "问题不能为空"
+
+
+class QuestionRefused(InvalidParameter):
+    """A question that is empty or too long (422 / 3003); ``problem`` says which.
+
+    :meth:`as_validation_error` is the same refusal inside a pydantic model (a ``zhiwen_*``
+    error, whose message every interface shows as it is).
+    """
+
+    def __init__(self, problem: QuestionProblem, detail: str, message: str) -> None:
+        super().__init__(detail, message=message)
+        self.problem: QuestionProblem = problem
+
+    def as_validation_error(self) -> PydanticCustomError:
+        return PydanticCustomError(f"zhiwen_{self.problem}", self.message)
+
+
+def question_text(value: str, limit: int | None = None) -> str:
+    """``value`` stripped, or :class:`QuestionRefused`: empty, or over ``limit`` characters
+    (None: no limit).
+
+    >>> question_text("  红烧肉怎么做？ ", 2000)
+    '红烧肉怎么做？'
+    >>> question_text("   ", 2000)
+    Traceback (most recent call last):
+    zhiwen.validation.QuestionRefused: 问题不能为空: empty question
+    >>> question_text("长" * 2001, 2000)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    zhiwen.validation.QuestionRefused: 问题过长：2001 个字符，最多 2000 个: question has 2001 ...
+    """
+    text = value.strip()
+    if not text:
+        raise QuestionRefused("empty", "empty question", EMPTY_QUESTION)
+    if limit is not None and len(text) > limit:
+        raise QuestionRefused(
+            "too_long",
+            f"question has {len(text)} characters, limit {limit}",
+            f"问题过长：{len(text)} 个字符，最多 {limit} 个",
+        )
+    return text

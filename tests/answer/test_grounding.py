@@ -176,7 +176,7 @@ def test_every_reason_reads_as_chinese_everywhere() -> None:
     """The CLI's view and the web UI's flag say each reason (not the fallback 「未使用大模型」)."""
     from zhiwen.answer.extractive import extractive_note
     from zhiwen.answer.grounding import GROUNDING_REASONS
-    from zhiwen.appkit.view import reason_text
+    from zhiwen.clikit.view import reason_text
 
     bubble = (Path(__file__).parents[2] / "src/zhiwen/webui/js/bubble.js").read_text("utf-8")
     for code, label in GROUNDING_REASONS.items():

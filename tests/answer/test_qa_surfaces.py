@@ -11,9 +11,9 @@ from fastapi.testclient import TestClient
 
 from zhiwen.api.app import create_app
 from zhiwen.appkit import AskRequest
-from zhiwen.appkit.console import console, print_app_answer
 from zhiwen.appkit.context import build_context
-from zhiwen.appkit.qa import GENERIC_QA
+from zhiwen.appkit.generic_qa import GENERIC_QA
+from zhiwen.clikit.console import console, print_app_answer
 from zhiwen.config import Settings
 from zhiwen.documents import Document
 from zhiwen.kb import open_kb

@@ -11,10 +11,10 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from zhiwen.api.app import create_app
-from zhiwen.appkit.deps import KBRegistry, get_kb_registry, get_pipeline
 from zhiwen.config import Settings
 from zhiwen.documents import Chunk, SearchHit
 from zhiwen.errors import KnowledgeBaseNotFound
+from zhiwen.httpkit.deps import KBRegistry, get_kb_registry, get_pipeline
 from zhiwen.kb.config import KBConfig
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 

@@ -18,10 +18,11 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from zhiwen.api.app import create_app
-from zhiwen.appkit import deps
-from zhiwen.appkit.deps import KBRegistry, get_kb_registry, get_pipeline, resolve_access
 from zhiwen.config import KeySpec, Settings
 from zhiwen.errors import Forbidden, KnowledgeBaseNotFound, Unauthorized
+from zhiwen.httpkit import auth
+from zhiwen.httpkit.auth import resolve_access
+from zhiwen.httpkit.deps import KBRegistry, get_kb_registry, get_pipeline
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 
 PUBLIC = {"/healthz"}  # besides the web UI's page and files and the OpenAPI docs
@@ -303,13 +304,13 @@ def test_keys_from_the_environment(monkeypatch: pytest.MonkeyPatch, zhiwen_home:
 
 def test_every_key_is_compared_in_constant_time(keyed: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     compared: list[bytes] = []
-    real = deps._same
+    real = auth._same
 
     def counting(given: bytes, secret: str) -> bool:
         compared.append(given)
         return real(given, secret)
 
-    monkeypatch.setattr(deps, "_same", counting)
+    monkeypatch.setattr(auth, "_same", counting)
     for token in (KEYS[0], "sk-wrong"):  # the first key, and none: the same number of comparisons
         compared.clear()
         with contextlib.suppress(Unauthorized):

@@ -8,14 +8,16 @@ from typing import Any
 import pytest
 from fastapi import APIRouter, Depends
 from fastapi.testclient import TestClient
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from zhiwen.api.app import create_app
 from zhiwen.api.handlers import classify_validation_error, field_name
-from zhiwen.appkit.deps import KBName, Question, get_kb
-from zhiwen.appkit.envelope import ok
 from zhiwen.config import Settings
 from zhiwen.errors import LLMTimeout
+from zhiwen.httpkit.deps import get_kb
+from zhiwen.httpkit.envelope import ok
+from zhiwen.httpkit.fields import KBName, Question
+from zhiwen.validation import QuestionRefused, question_text
 
 SEARCH = "/knowledge-base/search"
 
@@ -238,3 +240,20 @@ def test_no_500_on_fuzzed_bodies(client: TestClient) -> None:
     for content in raw:
         resp = client.post(SEARCH, content=content, headers={"content-type": "application/json"})
         assert 400 <= resp.status_code < 500, (content, resp.text)
+
+
+def test_one_check_of_a_question_everywhere() -> None:
+    """Every interface and app refuses an empty or too long question with the same words: the one
+    check (:func:`zhiwen.validation.question_text`), inside a request model or called directly."""
+    class Body(BaseModel):
+        question: Question
+
+    for text, problem in (("  ", "empty"), ("长" * 2001, "too_long")):
+        with pytest.raises(QuestionRefused) as direct:
+            question_text(text, 2000)
+        with pytest.raises(ValidationError) as modelled:
+            Body(question=text)
+        err = modelled.value.errors()[0]
+        assert direct.value.problem == problem and err["type"] == f"zhiwen_{problem}"
+        assert err["msg"] == direct.value.message and direct.value.code == 3003
+    assert question_text(" 问 ") == "问"

@@ -117,7 +117,7 @@ def test_reranker_failure_keeps_fused_order(make_client: Any, settings: Settings
 
 def test_unavailable_cross_encoder_falls_back(make_client: Any, settings: Settings, fake_kb: Any) -> None:
     """The real factory with a model that does not exist: fused order, no error to the user."""
-    from zhiwen.appkit.deps import get_pipeline
+    from zhiwen.httpkit.deps import get_pipeline
 
     s = _rerank_on(settings, model=str(settings.home / "no-such-model"))
     client = make_client(s)

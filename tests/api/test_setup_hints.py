@@ -11,9 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from zhiwen.api.app import create_app
-from zhiwen.appkit.registry import load_apps
 from zhiwen.config import Settings
-from zhiwen.errors import set_setup_hints
 
 POLICY = "zhiwen policy setup ../shared/data"
 
@@ -21,7 +19,6 @@ POLICY = "zhiwen policy setup ../shared/data"
 @pytest.fixture
 def http(settings: Settings, admin: dict[str, str]) -> Iterator[TestClient]:
     """The real server (every app's routes) over an empty home."""
-    set_setup_hints(load_apps().setup_hint)  # another test may have left a toy registry's hints
     app = create_app(
         settings.model_copy(update={"embedding": settings.embedding.model_copy(update={"provider": "hash"})})
     )

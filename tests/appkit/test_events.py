@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 from sse_starlette import EventSourceResponse
 
 from zhiwen.answer.events import collect_stream
-from zhiwen.appkit import Answer, AppContext, AppEvent, AskRequest, BaseApp, Citation, Standalone, to_sse
-from zhiwen.appkit.events import SERVER_BUSY_MESSAGE, error_event, sse_stream
-from zhiwen.appkit.qa import GENERIC_QA
+from zhiwen.appkit import Answer, AppContext, AppEvent, AskRequest, BaseApp, Citation, Standalone
+from zhiwen.appkit.generic_qa import GENERIC_QA
 from zhiwen.config import Settings
 from zhiwen.documents import Chunk, Document, ParentHit, SearchHit
 from zhiwen.errors import InvalidParameter, KnowledgeBaseNotFound, LLMTimeout, ZhiwenError
+from zhiwen.httpkit.sse import SERVER_BUSY_MESSAGE, error_event, sse_stream, to_sse
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 
 

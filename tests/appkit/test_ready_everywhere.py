@@ -16,7 +16,6 @@ from zhiwen.api.app import create_app
 from zhiwen.appkit.registry import HomeKBs, load_apps
 from zhiwen.config import LLMSettings, Settings, reset_settings_cache
 from zhiwen.documents import Document
-from zhiwen.errors import set_setup_hints
 from zhiwen.kb import close_all, open_kb
 
 SETUP = "zhiwen policy setup ../shared/data"
@@ -36,7 +35,6 @@ def half(zhiwen_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Setting
     """A home where the policy app's setup built one KB of three."""
     monkeypatch.setenv("ZHIWEN_EMBEDDING__PROVIDER", "hash")
     reset_settings_cache()
-    set_setup_hints(load_apps().setup_hint)
     settings = Settings(home=zhiwen_home, llm=LLMSettings(base_url=None), embedding={"provider": "hash"})
     _kb(settings, "policy_visa")
     yield settings

@@ -1,5 +1,6 @@
 """A KB that is not there names the command that builds it (#30): the registry's setup hint, the one
-error every raise site uses, and what the CLI prints before any setup."""
+error every raise site uses, and what the CLI prints before any setup. The hint is handed where
+it is known (the registry, the interfaces); nothing below the apps holds it (#35)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from zhiwen.appkit import Answer, AppContext, AskRequest, BaseApp, KBSpec, Standalone
+from zhiwen.appkit.context import build_context
 from zhiwen.appkit.registry import AppRegistry, load_apps, setup_command
 from zhiwen.config import reset_settings_cache
-from zhiwen.errors import KnowledgeBaseNotFound, kb_not_found, set_setup_hints, setup_hint
+from zhiwen.errors import KnowledgeBaseNotFound, kb_not_found, setup_hinted, with_setup_hint
 from zhiwen.kb import open_kb
 
 
@@ -26,12 +28,9 @@ class TwoKBApp(BaseApp):
 
 
 @pytest.fixture
-def installed_hints() -> Iterator[AppRegistry]:
-    """The installed apps' hints (another test may have left a toy registry's)."""
-    registry = load_apps()
-    set_setup_hints(registry.setup_hint)
-    yield registry
-    set_setup_hints(registry.setup_hint)
+def installed_hints() -> AppRegistry:
+    """The installed apps (their setup hints)."""
+    return load_apps()
 
 
 def test_registry_names_the_owning_apps_setup() -> None:
@@ -47,19 +46,29 @@ def test_registry_names_the_owning_apps_setup() -> None:
 
 
 def test_kb_not_found_messages_and_data() -> None:
-    set_setup_hints(AppRegistry([TwoKBApp()]).setup_hint)
-    try:
-        err = kb_not_found("toy_a")
-        assert isinstance(err, KnowledgeBaseNotFound) and err.http_status == 404 and err.code == 3004
-        assert err.message == "知识库 toy_a 尚未建立：请先运行 zhiwen toy setup ../shared/data"
-        assert err.data == {"kb": "toy_a", "app": "toy", "setup_command": "zhiwen toy setup ../shared/data"}
-        assert "toy_a、toy_b" in kb_not_found("toy").message
-        notes = kb_not_found("notes")
-        assert notes.message == "知识库不存在：notes（导入文档即可建立：zhiwen index --kb notes <目录>）"
-        assert notes.data["app"] is None
-    finally:
-        set_setup_hints(None)
-    assert setup_hint("toy_a").app is None  # reset: nothing knows the apps
+    hints = AppRegistry([TwoKBApp()]).setup_hint
+    err = kb_not_found("toy_a", hint=hints("toy_a"))
+    assert isinstance(err, KnowledgeBaseNotFound) and err.http_status == 404 and err.code == 3004
+    assert err.message == "知识库 toy_a 尚未建立：请先运行 zhiwen toy setup ../shared/data"
+    assert err.data == {"kb": "toy_a", "app": "toy", "setup_command": "zhiwen toy setup ../shared/data"}
+    assert err.unhinted is None
+    assert "toy_a、toy_b" in kb_not_found("toy", hint=hints("toy")).message
+    notes = kb_not_found("notes", hint=hints("notes"))
+    assert notes.message == "知识库不存在：notes（导入文档即可建立：zhiwen index --kb notes <目录>）"
+    assert notes.data["app"] is None
+
+
+def test_below_the_apps_the_error_is_named_where_it_reaches_an_interface() -> None:
+    """The engine raises without knowing the apps; the interface's hints name the command."""
+    below = kb_not_found("toy_a", "no such directory")
+    assert below.unhinted == "toy_a" and below.data["setup_command"] == "zhiwen index --kb toy_a <目录>"
+    named = with_setup_hint(below, AppRegistry([TwoKBApp()]).setup_hint)
+    assert named.message == "知识库 toy_a 尚未建立：请先运行 zhiwen toy setup ../shared/data"
+    assert named.detail == "no such directory" and with_setup_hint(named, AppRegistry([]).setup_hint) is named
+    hinted = setup_hinted(AppRegistry([TwoKBApp()]).setup_hint)
+    with pytest.raises(KnowledgeBaseNotFound, match="zhiwen toy setup") as caught, hinted:
+        raise below
+    assert caught.value.__cause__ is below
 
 
 def test_app_not_set_up_error() -> None:
@@ -86,9 +95,13 @@ def test_app_not_set_up_error() -> None:
     ],
 )
 def test_every_built_in_apps_kb_is_known(installed_hints: AppRegistry, kb: str, app: str) -> None:
+    expected = f"知识库 {kb} 尚未建立：请先运行 zhiwen {app} setup ../shared/data"
     with pytest.raises(KnowledgeBaseNotFound) as caught:
-        open_kb(kb)
-    assert caught.value.message == f"知识库 {kb} 尚未建立：请先运行 zhiwen {app} setup ../shared/data"
+        open_kb(kb)  # the engine alone: it cannot know the apps
+    assert caught.value.unhinted == kb
+    assert with_setup_hint(caught.value, installed_hints.setup_hint).message == expected
+    with pytest.raises(KnowledgeBaseNotFound, match=expected):
+        build_context(llm=None).open_kb(kb)  # the KBs an app opens: named by the installed apps
 
 
 # -- the CLI, before any setup ------------------------------------------------------------------

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import Result
 
-from zhiwen.appkit import console as cli_console
+from zhiwen.clikit import console as cli_console
 from zhiwen.documents import Document
 from zhiwen.kb import open_kb
 

@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from zhiwen.appkit.console import (
+from zhiwen.clikit.console import (
     error_line,
     format_metadata,
     hit_to_dict,

@@ -1,4 +1,4 @@
-"""Dialogues end to end through ``zhiwen.appkit.conversation.ask`` over a tiny KB (hash embedder).
+"""Dialogues end to end through ``zhiwen.conversation.service.ask`` over a tiny KB (hash embedder).
 
 The KB is a pool of near-identical recipe pages (24 dishes, one template) plus two statutes,
 so a follow-up that names nothing (「要炖多久？」) matches every page alike: it finds its dish only
@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from support.fake_openai import FakeOpenAI, Reply
-from zhiwen.appkit import conversation
 from zhiwen.appkit.app import AppContext, AskRequest
 from zhiwen.appkit.context import build_context
 from zhiwen.appkit.registry import load_apps
 from zhiwen.config import ConversationSettings, LLMSettings, Settings
+from zhiwen.conversation import service as conversation
 from zhiwen.conversation.condense import SYSTEM as CONDENSE_SYSTEM
 from zhiwen.conversation.offline import OfflineCondenser
 from zhiwen.conversation.vocabulary import kb_vocabulary

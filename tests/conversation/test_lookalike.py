@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zhiwen.appkit import conversation
 from zhiwen.appkit.app import AskRequest
 from zhiwen.appkit.context import build_context
 from zhiwen.appkit.registry import load_apps
 from zhiwen.config import ConversationSettings, LLMSettings, Settings
+from zhiwen.conversation import service as conversation
 from zhiwen.conversation.condense import condense
 from zhiwen.conversation.offline import OfflineCondenser
 from zhiwen.conversation.vocabulary import SIBLING, TITLE, Vocabulary, sibling_names, titles_vocabulary

@@ -14,7 +14,8 @@ import pytest
 
 from zhiwen.appkit.app import KBSpec
 from zhiwen.appkit.context import build_context
-from zhiwen.appkit.setup import KBBuild, duration_zh, run_setup, setup_lines
+from zhiwen.appkit.setup import KBBuild, duration_zh, run_setup
+from zhiwen.clikit.setup_report import setup_lines
 from zhiwen.config import LLMSettings, Settings
 from zhiwen.documents import Chunk, Document
 from zhiwen.errors import IngestError, InvalidParameter

@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from zhiwen.answer.model import Answer
-from zhiwen.appkit import conversation
 from zhiwen.appkit.app import AppContext, AskRequest
 from zhiwen.appkit.registry import load_apps
+from zhiwen.conversation import service as conversation
 
 from .checks import figures_not_in, repeats_itself, role_messages
 from .conftest import ensure_app
@@ -86,7 +86,6 @@ def test_tool_loop_text_carries_only_tool_figures(real_ctx: AppContext) -> None:
 
 
 def test_condense_keeps_the_question_or_falls_back(real_ctx: AppContext) -> None:
-    from zhiwen.appkit.conversation import standalone_of
     from zhiwen.apps.policy.followup import country_vocabulary
 
     from .checks import condense_counts
@@ -96,7 +95,7 @@ def test_condense_keeps_the_question_or_falls_back(real_ctx: AppContext) -> None
         {"role": "assistant", "content": "法国公民可以免签入境中国，停留不超过30天。[1]"},
     ]
     before = sum(condense_counts().values())
-    found = standalone_of(history, "可以待多少天？", real_ctx, country_vocabulary())
+    found = conversation.condensed(history, "可以待多少天？", real_ctx, country_vocabulary())
     # one condense call was made and counted (used, rejected or error: a timeout too)
     assert sum(condense_counts().values()) == before + 1
     assert "多少天" in found.question, found  # the user's own words are kept, whoever rewrote it

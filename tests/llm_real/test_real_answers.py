@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from zhiwen.answer.model import Answer
-from zhiwen.appkit import conversation
 from zhiwen.appkit.app import AppContext, AskRequest
 from zhiwen.appkit.registry import load_apps
+from zhiwen.conversation import service as conversation
 
 from .checks import answer_flags, listing_numbers_unsupported
 from .conftest import ensure_app, ensure_statutes

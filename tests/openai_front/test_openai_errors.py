@@ -12,9 +12,9 @@ import pytest
 from fastapi.testclient import TestClient
 from front_support import Server, build_demo, make_settings
 
+from zhiwen.answer.events import AppEvent
 from zhiwen.api.app import create_app
 from zhiwen.appkit.app import Answer, AppContext, AskRequest, BaseApp, Standalone
-from zhiwen.appkit.events import AppEvent
 from zhiwen.appkit.registry import AppRegistry, load_apps
 from zhiwen.config import Settings
 from zhiwen.errors import InvalidParameter, LLMTimeout

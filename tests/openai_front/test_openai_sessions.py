@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zhiwen.api.openai.conversation import derive_session_id, parse_messages
+from zhiwen.api.openai.messages import derive_session_id, parse_messages
 from zhiwen.api.openai.schemas import ChatMessage
 from zhiwen.conversation.reconcile import reconcile
 from zhiwen.conversation.store import Session

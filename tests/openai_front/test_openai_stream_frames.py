@@ -9,11 +9,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from zhiwen.answer.events import AppEvent
 from zhiwen.answer.model import Answer
 from zhiwen.api.openai.answer import estimate_tokens
 from zhiwen.api.openai.stream import StreamState, completion_frames
 from zhiwen.appkit.app import Citation
-from zhiwen.appkit.events import AppEvent
 from zhiwen.apps.advisor.event_text import AdvisorEventText
 from zhiwen.errors import LLMTimeout
 

@@ -46,7 +46,7 @@ from typing import Any
 from zhiwen.chinese.number_check import allowed_numbers, check_numbers
 from zhiwen.llm.parse import strip_think
 
-#: every reason an LLM reply is not shown, with how a reader says it (see ``appkit.view``)
+#: every reason an LLM reply is not shown, with how a reader says it (see ``clikit.view``)
 GROUNDING_REASONS = {
     "llm_echoed_prompt": "大模型复述了提示词，没有作答",
     "llm_uncited": "大模型回答没有标注引用来源",

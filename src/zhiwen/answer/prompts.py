@@ -1,6 +1,6 @@
-"""Prompt templates (seed 002): a domain-expert system prompt and numbered context.
+"""Prompt templates: a domain-expert system prompt and numbered context.
 
-The user message follows seed 002's layout::
+The user message numbers its context, then asks::
 
     Context:
     [1] chunk A

@@ -50,7 +50,7 @@ from zhiwen.answer.stage import AnswerOptions, ExtractiveAnswer, answer_from_par
 from zhiwen.config import Settings, get_settings
 from zhiwen.documents import ParentHit
 from zhiwen.errors import LLMError
-from zhiwen.llm import error_outcome, get_llm, llm_purpose
+from zhiwen.llm import AUTO, error_outcome, get_llm, llm_purpose
 from zhiwen.llm.base import ChatModel, ContentDelta, Message, StreamFinished
 from zhiwen.llm.parse import ThinkFilter
 from zhiwen.metrics import EXTRACTIVE_ANSWERS
@@ -78,14 +78,6 @@ __all__ = [
 #: sources per answer when the caller does not say
 DEFAULT_TOP_K = 5
 NO_RESULTS_ANSWER = "知识库中没有找到与问题相关的内容，请换个说法或检查知识库是否已导入数据。"
-
-
-class _Auto:
-    def __repr__(self) -> str:
-        return "AUTO"
-
-
-AUTO: Any = _Auto()  # "use get_llm(settings)"
 
 
 @dataclass(slots=True)

@@ -22,8 +22,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from zhiwen.api.middleware import send_json
 from zhiwen.api.openai.errors import error_body as openai_error_body
 from zhiwen.api.openai.errors import is_openai_path
-from zhiwen.appkit.envelope import error_body
 from zhiwen.config import Settings
+from zhiwen.httpkit.envelope import error_body
 from zhiwen.metrics import REJECTED
 from zhiwen.resilience import ServiceBusy, degraded_scope, get_resilience, request_timeout_s, work_kind
 from zhiwen.resilience.degraded import HEADER, DegradedRecord

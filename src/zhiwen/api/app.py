@@ -8,7 +8,7 @@ Routes of the engine:
 | GET | ``/healthz`` | liveness |
 | GET | ``/metrics`` | Prometheus metrics |
 | GET | ``/api/v1/kbs`` , ``/api/v1/kbs/{kb}`` | knowledge bases and their info |
-| POST | ``/knowledge-base/search`` | adaptive search (rerank, thresholds, MMR; seed 004) |
+| POST | ``/knowledge-base/search`` | adaptive search (rerank, thresholds, MMR) |
 | GET/PUT/DELETE | ``/admin/settings`` | runtime settings (bearer token) |
 | GET | ``/docs`` , ``/redoc`` , ``/openapi.json`` | OpenAPI (Swagger UI / ReDoc served from the
 ``fastapi-offline`` package: no CDN, works offline) |
@@ -21,7 +21,7 @@ has it mounted. A broken app stops the service at start with its name (never a s
 route). Reusable pieces for app routers live in :mod:`zhiwen.appkit`.
 
 Who may call what: ``/healthz``, the web UI's page and files and the OpenAPI docs are public;
-every other router carries the one access dependency (:func:`zhiwen.appkit.deps.get_access`:
+every other router carries the one access dependency (:func:`zhiwen.httpkit.deps.get_access`:
 once a key or the admin token is configured, no valid bearer → 401), routes naming a KB check it
 (403), each app's router also needs every KB the app declares, and ``/admin/settings`` needs the
 admin token.
@@ -62,11 +62,11 @@ from zhiwen.api.hygiene import InputHygieneMiddleware
 from zhiwen.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from zhiwen.api.routes import admin, documents, health, kbs, qa, search, ui
 from zhiwen.api.security import SECURITY_RESPONSES, SiteGuardMiddleware
-from zhiwen.appkit.deps import KBRegistry, get_access, require_app_kbs
-from zhiwen.appkit.envelope import ERROR_RESPONSES
 from zhiwen.appkit.registry import AppRegistry, load_apps
 from zhiwen.config import Settings, get_settings
 from zhiwen.config.runtime import DynamicSettingsService
+from zhiwen.httpkit.deps import KBRegistry, get_access, require_app_kbs
+from zhiwen.httpkit.envelope import ERROR_RESPONSES
 from zhiwen.resilience import configure_resilience
 from zhiwen.uploads import UploadService
 
@@ -100,7 +100,7 @@ def create_app(
         ),
     )
     app.state.settings = settings
-    app.state.kbs = KBRegistry(settings)
+    app.state.kbs = KBRegistry(settings, registry.setup_hint)
     app.state.dynamic_settings = DynamicSettingsService(settings)
     app.state.apps = registry
     app.state.uploads = UploadService(settings)  # its queue opens on first use

@@ -27,8 +27,9 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from zhiwen.api.openai import errors as openai_errors
-from zhiwen.appkit.envelope import error_response
-from zhiwen.errors import ZhiwenError
+from zhiwen.errors import ZhiwenError, with_setup_hint
+from zhiwen.httpkit.deps import get_apps
+from zhiwen.httpkit.envelope import error_response
 from zhiwen.validation import describe, kind_of, predicate, raw_errors
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ def field_name(loc: Sequence[Any]) -> str:
 
 
 def classify_validation_error(err: dict[str, Any]) -> tuple[int, int, str]:
-    """One pydantic error → (http status, seed-003 code, Chinese message).
+    """One pydantic error → (http status, error code, Chinese message).
 
     The wording comes from :mod:`zhiwen.validation` (one table for every interface); a custom
     ``zhiwen_*`` error (a unit guard, an empty question) is shown as it is.
@@ -79,6 +80,7 @@ def _errors_data(errors: Sequence[Any]) -> list[dict[str, Any]]:
 
 async def zhiwen_error_handler(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ZhiwenError)
+    exc = with_setup_hint(exc, get_apps(request).setup_hint)  # a KB raised missing below the apps
     if openai_errors.is_openai_path(request.url.path):
         return openai_errors.zhiwen_error_response(exc)
     if exc.http_status >= 500:

@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from zhiwen.api.middleware import send_json
 from zhiwen.api.openai.errors import error_body as openai_error_body
 from zhiwen.api.openai.errors import is_openai_path
-from zhiwen.appkit.envelope import error_body
+from zhiwen.httpkit.envelope import error_body
 from zhiwen.resilience.text import bad_char, find_unencodable, json_may_hold_unencodable, unencodable_error
 
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})

@@ -1,7 +1,7 @@
 """Pure-ASGI middleware: request context (id, metrics, access log, last-resort 500) and body limit.
 
 * :class:`RequestContextMiddleware` — reads/creates ``X-Request-ID`` and returns it, sets the
-  request-id and settings context variables (log lines and the :data:`zhiwen.appkit.deps.Question`
+  request-id and settings context variables (log lines and the :data:`zhiwen.httpkit.deps.Question`
   validator see them), counts ``zhiwen_http_requests_total`` / latency by route *template*, writes
   one access-log line, and turns any exception that escaped the app into a 500 envelope. A client
   that hangs up before its response is complete is logged and counted as 499 (nginx's "client
@@ -25,10 +25,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from zhiwen.api.openai.errors import error_body as openai_error_body
 from zhiwen.api.openai.errors import is_openai_path
-from zhiwen.appkit.deps import current_settings_var
-from zhiwen.appkit.envelope import error_body
 from zhiwen.config import Settings
 from zhiwen.errors import ZhiwenError
+from zhiwen.httpkit.envelope import error_body
+from zhiwen.httpkit.fields import current_settings_var
 from zhiwen.logging import request_id_var
 from zhiwen.metrics import HTTP_LATENCY, HTTP_REQUESTS
 

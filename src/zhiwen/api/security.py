@@ -37,9 +37,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from zhiwen.api.middleware import send_json
 from zhiwen.api.openai.errors import error_body as openai_error_body
 from zhiwen.api.openai.errors import is_openai_path
-from zhiwen.appkit.envelope import ErrorEnvelope, error_body
 from zhiwen.config import Settings
 from zhiwen.errors import CrossSiteRequest, MisdirectedHost, ZhiwenError
+from zhiwen.httpkit.envelope import ErrorEnvelope, error_body
 
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})

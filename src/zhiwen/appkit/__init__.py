@@ -1,10 +1,19 @@
-"""What an app is built from: the app contract, its context, events, and the helpers apps share
-with the top layers (HTTP dependencies and envelope, console printing). It sits below the apps:
-apps and the API/CLI import it; it imports no app. The one answer and citation types come from
-the answer stage (:mod:`zhiwen.answer.model`); a turn of a conversation is the conversation
-service's (:mod:`zhiwen.conversation.service`), which the app kit's ``BaseApp`` plugs into.
+"""The app contract: what an app is built from and how the top layers find it.
+
+:class:`BaseApp` (the hooks an app declares), :class:`AppContext` (what it answers with),
+:mod:`.registry` (who answers a KB, and is it ready), :mod:`.context` (a context outside a
+request), :mod:`.setup` (an app's setup) and :mod:`.generic_qa` (the answerer of a KB no app
+claims). It sits below the apps and imports none of them; the helpers an app's routes use are
+:mod:`zhiwen.httpkit`'s, those of its commands :mod:`zhiwen.clikit`'s. The one answer and citation
+types come from the answer stage (:mod:`zhiwen.answer.model`); a turn of a conversation is the
+conversation service's (:mod:`zhiwen.conversation.service`), which ``BaseApp`` plugs into.
+
+Example::
+
+    from zhiwen.appkit import Answer, AppContext, AskRequest, BaseApp, KBSpec, Standalone
 """
 
+from zhiwen.answer.events import AppEvent
 from zhiwen.answer.model import Answer, Citation
 from zhiwen.appkit.app import (
     AppContext,
@@ -14,7 +23,6 @@ from zhiwen.appkit.app import (
     SetupReport,
     Standalone,
 )
-from zhiwen.appkit.events import AppEvent, sse_stream, to_sse
 
 __all__ = [
     "Answer",
@@ -26,6 +34,4 @@ __all__ = [
     "KBSpec",
     "SetupReport",
     "Standalone",
-    "sse_stream",
-    "to_sse",
 ]

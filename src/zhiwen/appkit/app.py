@@ -39,9 +39,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import BaseModel, Field
 
 from zhiwen.answer.events import AppEvent, events_of
 from zhiwen.answer.model import Answer, Citation
@@ -73,23 +73,6 @@ class KBSpec:
     #: whether setup computes this KB's vectors by default; False declares a text-only KB (BM25),
     #: for an app whose own question set answers as well without them (measured, see the app)
     vectors: bool = True
-
-
-#: characters kept of each message of a request's history (the stage reads only their start)
-HISTORY_MESSAGE_CHARS = 4000
-#: messages of history a request may carry (the stage reads only the last few turns)
-MAX_HISTORY_MESSAGES = 40
-
-
-def _cut(text: str) -> str:
-    return text[:HISTORY_MESSAGE_CHARS]
-
-
-class ChatTurn(BaseModel):
-    """One message of the conversation so far, as chat clients send it (OpenAI's shape, text only)."""
-
-    role: Literal["system", "developer", "user", "assistant", "tool"] = Field(description="角色")
-    content: Annotated[str, AfterValidator(_cut)] = Field("", description="文本（过长的部分不读取）")
 
 
 class SetupReport(BaseModel):

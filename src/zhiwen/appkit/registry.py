@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from zhiwen.appkit.app import BaseApp, Loader
-from zhiwen.appkit.qa import GENERIC_QA
+from zhiwen.appkit.generic_qa import GENERIC_QA
 from zhiwen.config import Settings
-from zhiwen.errors import KnowledgeBaseNotFound, SetupHint, index_hint, kb_not_found, set_setup_hints
+from zhiwen.errors import KnowledgeBaseNotFound, SetupHint, index_hint, kb_not_found
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +185,7 @@ class AppRegistry(Mapping[str, BaseApp]):
         builds what is missing (:meth:`not_set_up`, or ``zhiwen index`` for an unknown KB)."""
         who = self.answering(name, kbs)
         if who is None:
-            raise kb_not_found(name)
+            raise kb_not_found(name, hint=self.setup_hint(name))
         if not who.ready:
             raise self.not_set_up(who.answerer, who.missing)
         return who
@@ -196,7 +196,9 @@ class AppRegistry(Mapping[str, BaseApp]):
 
     def setup_hint(self, kb: str) -> SetupHint:
         """How a missing KB ``kb`` is built: its app's setup, or ``zhiwen index`` for a KB no app
-        declares. An app's own name (``policy``) is answered with the app's KBs and setup."""
+        declares. An app's own name (``policy``) is answered with the app's KBs and setup. This is
+        the :data:`~zhiwen.errors.SetupHints` the interfaces hand on (the engine below the apps
+        raises "KB not found" without it)."""
         app = self.owner(kb)
         if app is not None:
             return SetupHint(setup_command(app), app.name)
@@ -250,9 +252,7 @@ def build_registry(specs: Iterable[AppSpec], disabled: set[str] | None = None) -
 def load_apps() -> AppRegistry:
     """The installed apps, loaded once per process; raises :class:`AppLoadError` on a broken one.
 
-    From then on every "KB not found" of this process names the command that builds the KB
-    (:func:`zhiwen.errors.kb_not_found`): the app's setup, or ``zhiwen index``.
+    Its :meth:`~AppRegistry.setup_hint` is what the interfaces name for a KB that is not there
+    (:func:`zhiwen.errors.with_setup_hint`): the app's setup, or ``zhiwen index``.
     """
-    registry = build_registry(installed_specs())
-    set_setup_hints(registry.setup_hint)
-    return registry
+    return build_registry(installed_specs())

@@ -15,9 +15,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from zhiwen.appkit import BaseApp
-from zhiwen.appkit.console import EXIT_FAILURE, console, err_console, print_json, run_cli
 from zhiwen.appkit.registry import AppLoadError, AppRegistry, load_apps
-from zhiwen.appkit.view import fit
+from zhiwen.clikit.console import EXIT_FAILURE, console, err_console, print_json, run_cli
+from zhiwen.clikit.view import fit
 
 
 def _routes(app: BaseApp) -> list[str]:

@@ -21,17 +21,17 @@ from __future__ import annotations
 import typer
 
 from zhiwen.appkit import AskRequest
-from zhiwen.appkit.console import (
+from zhiwen.appkit.context import build_context
+from zhiwen.appkit.registry import HomeKBs, load_apps
+from zhiwen.clikit.console import (
     parse_options,
     print_app_answer,
     print_understood,
-    require_question,
     run_cli,
 )
-from zhiwen.appkit.context import build_context
-from zhiwen.appkit.registry import HomeKBs, load_apps
 from zhiwen.conversation import service as conversation
 from zhiwen.resilience.text import require_clean_text
+from zhiwen.validation import question_text
 
 
 def register(app: typer.Typer) -> None:
@@ -56,7 +56,7 @@ def register(app: typer.Typer) -> None:
         who = load_apps().ready(kb, HomeKBs(ctx.settings))
         answerer = who.answerer
         request = AskRequest(
-            question=require_question(question),
+            question=question_text(question),
             kb=who.kb,
             top_k=top_k,
             options=parse_options(option),

@@ -23,9 +23,9 @@ import typer
 
 from zhiwen.appkit import AskRequest, BaseApp
 from zhiwen.appkit.app import AppContext
-from zhiwen.appkit.console import console, print_app_answer, print_understood, run_cli
 from zhiwen.appkit.context import build_context
 from zhiwen.appkit.registry import HomeKBs, load_apps
+from zhiwen.clikit.console import console, print_app_answer, print_understood, run_cli
 from zhiwen.conversation import service as conversation
 from zhiwen.errors import InvalidParameter, ZhiwenError
 from zhiwen.resilience.text import require_clean_text

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
-from zhiwen.appkit.console import console, err_console, print_json, run_cli
-from zhiwen.appkit.view import fit
 from zhiwen.cli.zh import setting
+from zhiwen.clikit.console import console, err_console, print_json, run_cli
+from zhiwen.clikit.view import fit
 from zhiwen.errors import InvalidParameter
 
 if TYPE_CHECKING:

@@ -50,10 +50,10 @@ from rich.filesize import decimal
 from rich.markup import escape
 from rich.table import Table
 
-from zhiwen.appkit.console import console, parse_options, print_json, run_cli
-from zhiwen.appkit.view import fit, kv_table
 from zhiwen.cli.index_run import IndexRun
 from zhiwen.cli.zh import setting
+from zhiwen.clikit.console import console, parse_options, print_json, run_cli
+from zhiwen.clikit.view import fit, kv_table
 from zhiwen.errors import IngestError, InvalidParameter
 from zhiwen.kb.interrupt import interruptible
 
@@ -275,7 +275,7 @@ def _chunk_max_chars(settings: Any, name: str) -> int:
 
 
 def _print_failures(failed: list[Any], skipped: list[Any], as_json: bool) -> None:
-    from zhiwen.appkit.console import err_console
+    from zhiwen.clikit.console import err_console
 
     if as_json or not (failed or skipped):
         return

@@ -23,8 +23,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from zhiwen.appkit.console import EXIT_INTERRUPTED, console, err_console, exit_code_for, print_error
-from zhiwen.appkit.view import fit
+from zhiwen.clikit.console import EXIT_INTERRUPTED, console, err_console, exit_code_for, print_error
+from zhiwen.clikit.view import fit
 from zhiwen.errors import ZhiwenError
 from zhiwen.kb.interrupt import exit_now
 

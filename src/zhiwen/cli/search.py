@@ -23,7 +23,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from zhiwen.appkit.console import (
+from zhiwen.cli.zh import setting
+from zhiwen.clikit.console import (
     console,
     fmt_score,
     format_metadata,
@@ -34,8 +35,7 @@ from zhiwen.appkit.console import (
     run_cli,
     snippet,
 )
-from zhiwen.appkit.view import fit
-from zhiwen.cli.zh import setting
+from zhiwen.clikit.view import fit
 from zhiwen.documents import Document, SearchHit
 from zhiwen.errors import InvalidParameter
 from zhiwen.resilience.text import require_clean_text

@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 import typer
 from fastapi import FastAPI
 
-from zhiwen.appkit.console import console, run_cli
 from zhiwen.cli.zh import setting
+from zhiwen.clikit.console import console, run_cli
 from zhiwen.config import Settings, get_settings
 from zhiwen.errors import InvalidParameter
 from zhiwen.home_lock import hold_home, release_home

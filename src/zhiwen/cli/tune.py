@@ -22,8 +22,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from zhiwen.appkit.console import console, err_console, print_json, run_cli
-from zhiwen.appkit.view import fit
+from zhiwen.clikit.console import console, err_console, print_json, run_cli
+from zhiwen.clikit.view import fit
 from zhiwen.errors import InvalidParameter, MissingParameter
 
 

@@ -144,13 +144,13 @@ class RerankKnobs(BaseModel):
 
 
 class RerankSettings(RerankKnobs):
-    """Seed 004 §3: cross-encoder rerank, off by default (grey release)."""
+    """Cross-encoder rerank, off by default (a grey release: switched on at runtime)."""
 
     api_key: str | None = None
 
 
 class AdaptiveSettings(BaseModel):
-    """Seed 004 §4: query-intent profiling, dynamic MMR λ and thresholds (all runtime-editable)."""
+    """Query-intent profiling, dynamic MMR λ and thresholds (all runtime-editable)."""
 
     mmr_enabled: bool = False
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
@@ -338,7 +338,7 @@ class ResilienceSettings(BaseModel):
 
 
 class PostgresSettings(BaseModel):
-    """Seed 000's tuned pool, for ``store=postgresql://…``."""
+    """The connection pool, tuned for the listings' load, for ``store=postgresql://…``."""
 
     pool_min_size: int = Field(2, ge=0)
     pool_max_size: int = Field(15, ge=1)

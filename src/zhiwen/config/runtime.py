@@ -1,4 +1,4 @@
-"""Runtime-editable retrieval knobs (seed 004 §2, §4.6): grey-release flags without a restart.
+"""Runtime-editable retrieval knobs: grey-release flags (rerank, adaptive search) without a restart.
 
 The static :class:`~zhiwen.config.Settings` declare every knob (type, default, bounds) and give
 the defaults; the models here reuse those declarations. The admin API
@@ -76,7 +76,7 @@ SECTIONS: dict[str, type[BaseModel]] = {
 
 
 def dynamic_settings_defaults(settings: Settings) -> dict[str, dict[str, Any]]:
-    """The static values of every editable key (seed 004: ``dynamic_settings_defaults()``)."""
+    """The static values of every editable key (what the admin API resets to)."""
     out: dict[str, dict[str, Any]] = {}
     for section, model in SECTIONS.items():
         static = getattr(settings, section).model_dump(mode="json")

@@ -1,4 +1,4 @@
-"""Markdown-header parent/child chunking with a size cap (seed 002).
+"""Markdown-header parent/child chunking with a size cap.
 
 Every ``#``, ``##`` and ``###`` section becomes a chunk whose parent is the document
 (``parent_id == doc_id``). Chunks inherit the document's metadata and add ``section`` (the header

@@ -1,4 +1,4 @@
-"""One OpenAI-compatible chat client for every app (seed 003's LLM client), on the ``openai`` SDK.
+"""One OpenAI-compatible chat client for every app, on the ``openai`` SDK.
 
 ``base_url`` follows the OpenAI SDK convention (it includes the version path); examples:
 
@@ -27,7 +27,7 @@ Behaviour:
   and connection errors; ``Retry-After`` is honoured when it fits in the deadline.
   400/401/403/404 are not retried; a 400 to ``response_format`` / ``stream_options`` (servers
   that do not know them) is retried once without them.
-* Errors map to seed 003's codes (:mod:`zhiwen.llm.errors`): ``LLMTimeout`` (1001),
+* Errors map to the error codes (:mod:`zhiwen.llm.errors`): ``LLMTimeout`` (1001),
   ``LLMAuthError`` (1002), ``LLMRateLimited`` (1003), ``LLMError`` (1099).
 * Metrics: ``LLM_CALLS{purpose,outcome}`` (one per logical call), ``LLM_TOKENS{kind}``,
   ``LLM_LATENCY{purpose}``, ``LLM_ERRORS{code}``. Name the purpose with the ``purpose=`` keyword
@@ -59,6 +59,7 @@ from zhiwen.llm.errors import error_outcome
 from zhiwen.llm.parse import parse_tool_calls
 
 __all__ = [
+    "AUTO",
     "OpenAIChatClient",
     "clear_llm_cache",
     "error_outcome",
@@ -66,6 +67,17 @@ __all__ = [
     "llm_purpose",
     "parse_tool_calls",
 ]
+
+
+
+class _FromSettings:
+    def __repr__(self) -> str:
+        return "AUTO"
+
+
+#: the default of an ``llm=`` parameter that also takes a model or None (no LLM): "the LLM the
+#: settings configure", :func:`get_llm` of the settings in force
+AUTO: Any = _FromSettings()
 
 _CLIENTS: dict[tuple[Any, ...], OpenAIChatClient] = {}
 _CLIENTS_LOCK = threading.Lock()

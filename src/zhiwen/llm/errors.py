@@ -1,4 +1,4 @@
-"""LLM failures → seed 003's error codes, and which failures are worth retrying.
+"""LLM failures → the error codes (1001 timeout, 1002 key, 1003 rate limit, 1099), and what to retry.
 
 =====================================  ==========================  ========================
 failure                                error (code)                ``data["outcome"]``

@@ -35,7 +35,7 @@ SEARCH_PATHS = frozenset({"/knowledge-base/search", "/v1/embeddings"})
 
 
 class ServiceBusy(ZhiwenError):
-    """A kind of work is at capacity: 503 with ``Retry-After`` (seed 003: 1099, retry later)."""
+    """A kind of work is at capacity: 503 with ``Retry-After`` (code 1099, retry later)."""
 
     code = 1099
     http_status = 503

@@ -2,7 +2,7 @@
 
 Tools are what an agent (the LLM, or a rule-based planner when there is no LLM) may call. The
 arguments are a pydantic model, so the schema the model sees and the validation the call gets
-come from one definition (seed 003, Properties 1–3). Invalid arguments raise
+come from one definition (schema, validation and errors agree by construction). Invalid arguments raise
 :class:`~zhiwen.errors.ToolValidationError` (2001) with a Chinese message naming the field,
 or :class:`~zhiwen.errors.MissingParameter` (3001) / :class:`~zhiwen.errors.WrongParameterType`
 (3002) for a missing field or a wrong type.
@@ -57,7 +57,7 @@ def _label(model: type[BaseModel] | None, name: str) -> str:
 def validation_error(
     exc: ValidationError, model: type[BaseModel] | None = None
 ) -> ToolValidationError | MissingParameter | WrongParameterType:
-    """The first pydantic error as a coded error with seed 003's message naming the field.
+    """The first pydantic error as a coded error whose Chinese message names the field.
 
     The message is Chinese only, worded by :mod:`zhiwen.validation`; with the arguments'
     ``model`` it also gives the field's Chinese name: ``输入参数有误：method（还款方式，取值无效，

@@ -1,4 +1,4 @@
-"""Query-intent profiling (seed 004 §4.1): which kind of question is this?
+"""Query-intent profiling: which kind of question is this?
 
 | intent | typical words | effect downstream |
 |--------|---------------|-------------------|

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from typer.testing import CliRunner, Result
 
-from zhiwen.appkit import console as cli_console
+from zhiwen.clikit import console as cli_console
 
 _FRAME = re.compile(r"[\s\u2500-\u257f]+")
 

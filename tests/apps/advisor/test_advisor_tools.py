@@ -86,7 +86,7 @@ def level_of(payment: Decimal, income: Decimal) -> str:
     return "低" if ratio <= Decimal("0.3") else ("中" if ratio <= Decimal("0.5") else "高")
 
 
-# amounts in 元 from 100 up (under 100 元 a month is refused as 万元, see calculators/units.py)
+# amounts in 元 from 100 up (under 100 元 a month is refused as 万元, see calculators/unit_guards.py)
 yuan_st = st.integers(min_value=100_00, max_value=10**8).map(lambda c: Decimal(c) / 100)
 
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zhiwen.api.handlers import install_exception_handlers
-from zhiwen.apps.advisor.calculators import units
+from zhiwen.apps.advisor.calculators import unit_guards
 from zhiwen.apps.advisor.calculators.loan import compute_loan
 from zhiwen.apps.advisor.tools import LoanArgs, TaxArgs, build_registry
 from zhiwen.errors import ToolValidationError, WrongParameterType
@@ -40,7 +40,7 @@ def refused(tool: str, args: dict[str, Any]) -> ToolValidationError:
 @given(st.floats(min_value=0, max_value=0.5, exclude_min=True, exclude_max=True, **finite))
 def test_a_rate_given_as_a_fraction_is_refused(rate: float) -> None:
     err = refused("calc_loan", {**LOAN, "rate": rate})
-    assert err.message == f"输入参数有误：rate（{units.RATE_HINT}）"
+    assert err.message == f"输入参数有误：rate（{unit_guards.RATE_HINT}）"
     assert err.data["field"] == "rate"
 
 
@@ -62,7 +62,7 @@ def test_the_issue_example() -> None:
 @given(st.floats(min_value=1, max_value=100, **finite))
 def test_a_down_payment_ratio_given_as_a_percent_is_refused(ratio: float) -> None:
     err = refused("calc_loan", {**LOAN, "down_payment_ratio": ratio})
-    assert units.DOWN_PAYMENT_HINT in err.message
+    assert unit_guards.DOWN_PAYMENT_HINT in err.message
 
 
 @settings(max_examples=100, deadline=None)
@@ -74,7 +74,7 @@ def test_a_fractional_down_payment_ratio_passes(ratio: float) -> None:
 @settings(max_examples=50, deadline=None)
 @given(st.floats(min_value=0.1, max_value=100, exclude_min=True, **finite))
 def test_an_agent_fee_rate_given_as_a_percent_is_refused(rate: float) -> None:
-    assert units.AGENT_FEE_HINT in refused("calc_tax", {**TAX, "agent_fee_rate": rate}).message
+    assert unit_guards.AGENT_FEE_HINT in refused("calc_tax", {**TAX, "agent_fee_rate": rate}).message
 
 
 def test_a_ratio_beyond_any_percent_keeps_the_bound() -> None:

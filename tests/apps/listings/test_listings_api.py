@@ -12,7 +12,8 @@ import httpx
 import pytest
 from questions_sh import SH_QUESTIONS, check
 
-from zhiwen.apps.listings import service as service_mod
+from zhiwen.apps.listings import search as search_mod
+from zhiwen.apps.listings.search import ListingSearch
 from zhiwen.apps.listings.service import ListingsService, get_service, reset_services
 from zhiwen.config import LLMSettings, Settings
 
@@ -107,7 +108,7 @@ def test_cache_hit_no_retrieval(client: TestClient, monkeypatch: pytest.MonkeyPa
     def boom(*_: Any, **__: Any) -> Any:
         raise AssertionError("retrieval on a cache hit")
 
-    monkeypatch.setattr(ListingsService, "_retrieve", boom)
+    monkeypatch.setattr(ListingSearch, "retrieve", boom)
     second = client.post("/ask", json=q).json()["data"]
     assert second["cached"] is True
     assert second["retrieved_properties"] == first["retrieved_properties"]
@@ -125,10 +126,7 @@ def test_cache_invalidated_by_kb_revision(sh_kb: Any, sh_settings: Settings) -> 
         name = sh_kb.name
         revision = sh_kb.revision + 1
 
-    real = svc.kb
-    svc.kb = Bumped()
-    assert svc.cached("徐汇两房", 2) is None
-    svc.kb = real
+    assert svc.over(Bumped()).cached("徐汇两房", 2) is None
 
 
 class _Server:
@@ -221,8 +219,8 @@ def test_llm_failure_falls_back(sh_kb: Any, sh_settings: Settings, fake_llm: Fak
     fake_llm.script(Reply.fault("401"))
     svc = get_service(sh_kb, _llm_settings(sh_settings, fake_llm))
     out = svc.ask("杨浦区200万到400万的房子", 2)
-    assert out["llm_used"] is False and "大模型暂时不可用" in out["answer"]
-    assert out["retrieved_properties"]
+    assert out.llm_used is False and "大模型暂时不可用" in out.answer
+    assert out.retrieved_properties
     assert svc.cached("杨浦区200万到400万的房子", 2) is None  # a fallback is not cached
     reset_services()
 
@@ -268,18 +266,19 @@ def test_malformed_json_is_400(client: TestClient) -> None:
 
 
 def test_service_validation_messages(sh_kb: Any, sh_settings: Settings) -> None:
-    from zhiwen.errors import InvalidParameter, MissingParameter, WrongParameterType
+    from zhiwen.errors import InvalidParameter, WrongParameterType
+    from zhiwen.validation import QuestionRefused
 
     svc = ListingsService(sh_kb, settings=sh_settings, llm=None)
-    with pytest.raises(MissingParameter):
+    with pytest.raises(QuestionRefused, match="问题不能为空"):  # the one check every interface asks
         svc.ask("  ")
     with pytest.raises(WrongParameterType):
         svc.ask(123)  # type: ignore[arg-type]
     with pytest.raises(InvalidParameter, match="max_results"):
         svc.ask("浦东两房", 0)
-    with pytest.raises(InvalidParameter):
+    with pytest.raises(QuestionRefused, match="问题过长"):
         svc.ask("房" * 5000)
 
 
 def test_pool_is_small() -> None:
-    assert service_mod._POOL._max_workers == 4
+    assert search_mod.POOL._max_workers == 4

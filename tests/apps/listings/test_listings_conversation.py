@@ -69,9 +69,9 @@ def test_each_turn_alone_fails_where_the_conversation_succeeds(sh_kb: Any, sh_se
     """The issue's "before": 「换成普陀，不限楼层了」 on its own is not a two-room search in 普陀."""
     svc = ListingsService(sh_kb, settings=sh_settings, llm=None)
     alone = svc.ask(TURNS[-1], 5)
-    assert alone["requirements"].get("rooms") is None and alone["standalone_question"] is None
+    assert alone.requirements.get("rooms") is None and alone.standalone_question is None
     merged = svc.ask(TURNS[-1], 5, history=_history(TURNS[:-1]))
-    assert merged["requirements"]["rooms"] == "2室" and merged["requirements"]["north_south"] is True
+    assert merged.requirements["rooms"] == "2室" and merged.requirements["north_south"] is True
     assert svc.cached(TURNS[-1], 5) is not None
     assert svc.cached(TURNS[-1], 5, history=_history(TURNS[:1])) is None  # another conversation
 
@@ -79,10 +79,10 @@ def test_each_turn_alone_fails_where_the_conversation_succeeds(sh_kb: Any, sh_se
 def test_fresh_start_and_another_city(sh_kb: Any, sh_settings: Settings) -> None:
     svc = ListingsService(sh_kb, settings=sh_settings, llm=None)
     out = svc.ask("重新找，徐汇三房", 3, history=_history(TURNS[:3]))
-    assert out["conversation"]["fresh_start"] is True and out["standalone_question"] is None
-    assert out["requirements"].get("price_range") is None and out["requirements"]["rooms"] == "3室"
+    assert out.conversation["fresh_start"] is True and out.standalone_question is None
+    assert out.requirements.get("price_range") is None and out.requirements["rooms"] == "3室"
     out = svc.ask("那北京呢", 3, history=_history(TURNS[:2]))
-    assert out["retrieved_properties"] == [] and "北京" in out["standalone_question"]
+    assert out.retrieved_properties == [] and "北京" in out.standalone_question
 
 
 def test_post_ask_with_history_keeps_seed_000_fields(client: TestClient, sh_kb: Any) -> None:
@@ -133,8 +133,8 @@ def test_total_matches_is_the_count_under_the_filters(
     d = understand("浦东两房", kb_cities={"上海"})
     condition = parse_filters(hard_filters(d.merged, tolerance=svc.listings.price_over_budget_tolerance))
     expected = sum(1 for doc in sh_corpus.documents if condition.matches(doc.metadata))
-    assert out["total_matches"] == expected > 3
-    assert f"共 {expected} 套，按匹配度为您展示前 3 套" in out["answer"]
+    assert out.total_matches == expected > 3
+    assert f"共 {expected} 套，按匹配度为您展示前 3 套" in out.answer
 
 
 def test_cli_session_across_runs(sh_kb: Any, sh_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:

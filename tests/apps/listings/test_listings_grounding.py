@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from support.fake_openai import FakeOpenAI, Reply
+from zhiwen.apps.listings.result import ListingsResult
 from zhiwen.apps.listings.service import get_service, reset_services
 from zhiwen.config import LLMSettings, Settings
 from zhiwen.metrics import EXTRACTIVE_ANSWERS
@@ -22,7 +23,7 @@ def fake_llm() -> Iterator[FakeOpenAI]:
         yield fake
 
 
-def _ask(sh_kb: Any, sh_settings: Settings, fake: FakeOpenAI, reply: Reply) -> dict[str, Any]:
+def _ask(sh_kb: Any, sh_settings: Settings, fake: FakeOpenAI, reply: Reply) -> ListingsResult:
     fake.default = reply
     llm = LLMSettings(base_url=fake.base_url, api_key="test", model="fake", max_retries=0, timeout_s=5)
     reset_services()
@@ -38,9 +39,9 @@ def _ask(sh_kb: Any, sh_settings: Settings, fake: FakeOpenAI, reply: Reply) -> d
 def first(sh_kb: Any, sh_settings: Settings) -> dict[str, Any]:
     """The first listing shown for QUESTION (no LLM: the same search)."""
     reset_services()
-    props = get_service(sh_kb, sh_settings).ask(QUESTION, 2, use_cache=False)["retrieved_properties"]
+    props = get_service(sh_kb, sh_settings).ask(QUESTION, 2, use_cache=False).retrieved_properties
     reset_services()
-    return dict(props[0])
+    return props[0].model_dump()
 
 
 def test_figures_from_the_listings_pass(
@@ -48,8 +49,8 @@ def test_figures_from_the_listings_pass(
 ) -> None:
     text = f"推荐第1套：总价{first['price']:g}万，面积{first['area']:g}㎡，符合您900万以内的预算。"
     out = _ask(sh_kb, sh_settings, fake_llm, Reply(f"<think>先比较两套</think>\n{text}"))
-    assert out["llm_used"] is True and out["extractive_reason"] is None
-    assert out["answer"] == text  # the <think> block is not shown
+    assert out.llm_used is True and out.extractive_reason is None
+    assert out.answer == text  # the <think> block is not shown
 
 
 @pytest.mark.parametrize(
@@ -65,9 +66,9 @@ def test_an_ungrounded_answer_falls_back(
 ) -> None:
     before = EXTRACTIVE_ANSWERS.labels(app="listings", reason=reason)._value.get()
     out = _ask(sh_kb, sh_settings, fake_llm, reply)
-    assert out["llm_used"] is False and out["extractive_reason"] == reason
-    assert "以下回答由系统根据检索到的房源自动整理" in out["answer"] and reply.content not in out["answer"]
-    assert out["retrieved_properties"] and out["retrieved_properties"][0]["title"] in out["answer"]
+    assert out.llm_used is False and out.extractive_reason == reason
+    assert "以下回答由系统根据检索到的房源自动整理" in out.answer and reply.content not in out.answer
+    assert out.retrieved_properties and out.retrieved_properties[0].title in out.answer
     assert EXTRACTIVE_ANSWERS.labels(app="listings", reason=reason)._value.get() == before + 1
 
 

@@ -9,9 +9,15 @@ LangChain's ``ChatOpenAI`` talk to zhiwen as to any OpenAI endpoint:
 | POST | ``/v1/chat/completions`` | answers, streamed or not, with citations (:mod:`.chat`) |
 | POST | ``/v1/embeddings`` | a KB's own embeddings (:mod:`.embeddings`) |
 
-Errors are OpenAI-shaped (:mod:`.errors`); optional bearer keys (``ZHIWEN_API__KEYS``,
-:mod:`.auth`) guard every route. Mount with ``app.include_router(zhiwen.api.openai.router)``:
-the router carries its own (OpenAI-shaped) error documentation, not the envelope's.
+Errors are OpenAI-shaped (:mod:`.errors`). Optional bearer keys guard every route through the
+server's one access dependency (:func:`zhiwen.httpkit.deps.get_access`): with keys
+(``ZHIWEN_API__KEYS='["sk-team-a", {"key": "sk-r", "kbs": ["demo"], "write": false}]'``) or an
+admin token, a request without one of them gets 401 ``invalid_api_key``; a scoped key sees only
+the models over its KBs and gets 403 ``permission_denied`` for any other
+(:func:`.catalog.require_model_access`). The caller's key also names the caller in the derived
+session ids (:func:`zhiwen.httpkit.deps.get_caller`), so two teams asking the same first question
+never share a conversation. Mount with ``app.include_router(zhiwen.api.openai.router)``: the
+router carries its own (OpenAI-shaped) error documentation, not the envelope's.
 
 Example::
 
@@ -31,10 +37,10 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 
 from zhiwen.api.openai import chat, embeddings, models
-from zhiwen.api.openai.auth import require_api_key
 from zhiwen.api.openai.errors import is_openai_path
+from zhiwen.httpkit.deps import get_access
 
-router = APIRouter(prefix="/v1", tags=["OpenAI 兼容接口"], dependencies=[Depends(require_api_key)])
+router = APIRouter(prefix="/v1", tags=["OpenAI 兼容接口"], dependencies=[Depends(get_access)])
 router.include_router(models.router)
 router.include_router(chat.router)
 router.include_router(embeddings.router)

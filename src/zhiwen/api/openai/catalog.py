@@ -11,7 +11,7 @@
   once).
 
 Listing reads each ``kb.json`` only (no KB is opened, no index loaded). A scoped key
-(:class:`~zhiwen.appkit.deps.Access`) sees only the KBs it may read, and the apps whose KBs it
+(:class:`~zhiwen.httpkit.auth.Access`) sees only the KBs it may read, and the apps whose KBs it
 may all read; asking for another gives 403.
 
 Example::
@@ -32,8 +32,9 @@ from typing import Any
 from zhiwen.api.openai.errors import ModelNotFound, ModelNotReady
 from zhiwen.api.openai.schemas import ModelCard, ModelMetadata
 from zhiwen.appkit.app import BaseApp
-from zhiwen.appkit.deps import OPEN_ACCESS, Access, KBRegistry
 from zhiwen.appkit.registry import Answering, AppRegistry, setup_command
+from zhiwen.httpkit.auth import OPEN_ACCESS, Access
+from zhiwen.httpkit.deps import KBRegistry
 from zhiwen.kb.config import KBConfig, load_config
 
 log = logging.getLogger(__name__)

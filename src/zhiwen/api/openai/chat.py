@@ -1,14 +1,14 @@
 """``POST /v1/chat/completions``: every KB and every app answers as a chat model.
 
 ``model`` picks the app or KB (:mod:`.catalog`); the conversation becomes an
-:class:`AskRequest` (:mod:`.conversation`) and one turn of the conversation service
+:class:`AskRequest` (:mod:`.messages`) and one turn of the conversation service
 (:mod:`zhiwen.conversation.service`: reconciled with the session the id names, resolved once,
 kept once); the client's ``temperature`` / ``max_tokens`` /
 ``stop`` reach the LLM through :func:`zhiwen.llm.overrides.with_overrides`; the answer is
 shaped by :mod:`.answer` (non-streamed) or :mod:`.stream` (``stream: true``).
 
 A scoped key may ask only the models over KBs it may read (else 403 ``permission_denied``);
-the app answering it opens no other KB (:meth:`zhiwen.appkit.deps.Access.guard`).
+the app answering it opens no other KB (:meth:`zhiwen.httpkit.auth.Access.guard`).
 
 Failures before the first byte are HTTP errors in OpenAI's shape (an unknown model, an app whose
 KBs are not built, a bad request); the stream starts only once the app has produced its first
@@ -39,23 +39,23 @@ from starlette.responses import StreamingResponse
 from zhiwen import __version__
 from zhiwen.answer.model import Answer
 from zhiwen.api.openai.answer import closing_text, number_citations, usage, zhiwen_info
-from zhiwen.api.openai.auth import caller_fingerprint
 from zhiwen.api.openai.catalog import require_model_access, resolve_model
-from zhiwen.api.openai.conversation import Conversation, derive_session_id, parse_messages
 from zhiwen.api.openai.errors import OPENAI_ERROR_RESPONSES, guarded
+from zhiwen.api.openai.messages import ParsedMessages, derive_session_id, parse_messages
 from zhiwen.api.openai.schemas import AssistantMessage, ChatCompletion, ChatCompletionRequest, Choice
 from zhiwen.api.openai.stream import StreamState, completion_frames
 from zhiwen.appkit.app import AppContext, AskRequest
-from zhiwen.appkit.deps import (
-    Access,
+from zhiwen.appkit.registry import Answering, AppRegistry
+from zhiwen.conversation import service as chat
+from zhiwen.httpkit.auth import Access
+from zhiwen.httpkit.deps import (
     get_access,
     get_app_context,
     get_apps,
+    get_caller,
     get_kb_registry,
     get_settings_dep,
 )
-from zhiwen.appkit.registry import Answering, AppRegistry
-from zhiwen.conversation import service as chat
 from zhiwen.llm.overrides import with_overrides
 
 router = APIRouter()
@@ -86,12 +86,12 @@ _STREAM_DOC: dict[int | str, dict[str, Any]] = {
 }
 
 
-def session_id_for(body: ChatCompletionRequest, request: Request, conversation: Conversation) -> str:
+def session_id_for(body: ChatCompletionRequest, request: Request, messages: ParsedMessages) -> str:
     explicit = body.session_id or request.headers.get("x-session-id", "").strip()[:128]
     if explicit:
         return explicit
     return derive_session_id(
-        conversation, model=body.model, caller=caller_fingerprint(request), user=body.user
+        messages, model=body.model, caller=get_caller(request), user=body.user
     )
 
 
@@ -119,7 +119,7 @@ def app_options(target: Answering, options: dict[str, Any] | None) -> dict[str, 
 def _completion(
     body: ChatCompletionRequest,
     target: Answering,
-    conversation: Conversation,
+    messages: ParsedMessages,
     answer: Answer,
     ctx: AppContext,
 ) -> ChatCompletion:
@@ -132,7 +132,7 @@ def _completion(
         model=body.model,
         system_fingerprint=FINGERPRINT,
         choices=[Choice(message=AssistantMessage(content=text))],
-        usage=usage(conversation.texts(), text),
+        usage=usage(messages.texts(), text),
         citations=cited,
         zhiwen=info,
     )
@@ -154,8 +154,8 @@ async def chat_completions(
     settings = get_settings_dep(request)
     require_model_access(access, body.model, apps)  # 403 before the model is even looked up
     target = await guarded(resolve_model, body.model, apps, get_kb_registry(request))
-    conversation = parse_messages(body.messages, settings.api.max_question_chars)
-    session_id = session_id_for(body, request, conversation)
+    messages = parse_messages(body.messages, settings.api.max_question_chars)
+    session_id = session_id_for(body, request, messages)
     ctx.llm = with_overrides(
         ctx.llm,
         temperature=body.temperature,
@@ -163,10 +163,10 @@ async def chat_completions(
         stop=body.stop,
     )
     ask_request = AskRequest(
-        question=conversation.question,
-        history=conversation.history,
+        question=messages.question,
+        history=messages.history,
         session_id=session_id,
-        caller=caller_fingerprint(request),
+        caller=get_caller(request),
         kb=target.kb,
         top_k=body.top_k,
         options=app_options(target, body.options),
@@ -174,7 +174,7 @@ async def chat_completions(
     answerer = target.answerer
     if not body.stream:
         answer = await guarded(chat.ask, answerer, ask_request, ctx)
-        return await guarded(_completion, body, target, conversation, answer, ctx)
+        return await guarded(_completion, body, target, messages, answer, ctx)
 
     events = iter(await guarded(chat.stream, answerer, ask_request, ctx))
     first = await guarded(next, events, _END)  # errors so far are real HTTP errors
@@ -184,7 +184,7 @@ async def chat_completions(
         model=body.model,
         fingerprint=FINGERPRINT,
         include_usage=bool(body.stream_options and body.stream_options.include_usage),
-        prompt_texts=conversation.texts(),
+        prompt_texts=messages.texts(),
         app=answerer.app_name,
         kb=target.kb,
         event_text=answerer.event_text(),

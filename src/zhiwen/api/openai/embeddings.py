@@ -34,11 +34,12 @@ from fastapi import APIRouter, Depends, Request
 from zhiwen.api.openai.answer import estimate_tokens
 from zhiwen.api.openai.errors import OPENAI_ERROR_RESPONSES, ModelNotFound, OpenAIError, guarded
 from zhiwen.api.openai.schemas import Embedding, EmbeddingList, EmbeddingRequest, EmbeddingUsage
-from zhiwen.appkit.deps import Access, KBRegistry, get_access, get_kb_registry
 from zhiwen.config import EmbeddingSettings
 from zhiwen.embed import PROVIDERS, get_embedder
 from zhiwen.embed.base import Embedder
 from zhiwen.embed.lanes import check_deadline
+from zhiwen.httpkit.auth import Access
+from zhiwen.httpkit.deps import KBRegistry, get_access, get_kb_registry
 from zhiwen.kb.config import load_config
 from zhiwen.kb.lazy_embedder import LazyEmbedder
 from zhiwen.resilience import request_timeout_s

@@ -21,8 +21,9 @@ from zhiwen.api.openai.catalog import find_model, list_models
 from zhiwen.api.openai.chat import get_apps
 from zhiwen.api.openai.errors import OPENAI_ERROR_RESPONSES, guarded
 from zhiwen.api.openai.schemas import ModelCard, ModelList
-from zhiwen.appkit.deps import Access, KBRegistry, get_access, get_kb_registry
 from zhiwen.appkit.registry import AppRegistry
+from zhiwen.httpkit.auth import Access
+from zhiwen.httpkit.deps import KBRegistry, get_access, get_kb_registry
 
 router = APIRouter()
 

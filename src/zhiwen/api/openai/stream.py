@@ -37,8 +37,8 @@ from zhiwen.answer.model import Answer
 from zhiwen.api.openai.answer import closing_text, number_citations, usage, zhiwen_info
 from zhiwen.api.openai.errors import SERVER_ERROR, describe_zhiwen_error, error_body
 from zhiwen.appkit.app import AppContext, EventText, delta_text
-from zhiwen.appkit.events import SERVER_BUSY_MESSAGE
 from zhiwen.errors import ZhiwenError
+from zhiwen.httpkit.sse import SERVER_BUSY_MESSAGE
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 The token is ``settings.api.admin_token`` (env ``ZHIWEN_API__ADMIN_TOKEN``); when it is not
 configured the admin API is disabled and every call gets 401 / 3006. An API key, whatever its
 scope, gets 403 / 3012: only the admin token changes settings
-(:func:`zhiwen.appkit.deps.require_admin`).
+(:func:`zhiwen.httpkit.deps.require_admin`).
 
 Example::
 
@@ -20,9 +20,9 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.appkit.deps import get_dynamic_settings_dep, require_admin
-from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.config.runtime import DynamicSettings, DynamicSettingsService
+from zhiwen.httpkit.deps import get_dynamic_settings_dep, require_admin
+from zhiwen.httpkit.envelope import Envelope, ok
 
 router = APIRouter(prefix="/admin", tags=["admin"])
 

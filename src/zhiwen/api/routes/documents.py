@@ -40,9 +40,10 @@ from starlette.concurrency import run_in_threadpool
 
 from zhiwen.api.background import get_uploads
 from zhiwen.api.upload_body import receive_files, request_too_large
-from zhiwen.appkit.deps import (
-    Access,
-    KBName,
+from zhiwen.config import Settings
+from zhiwen.errors import InvalidParameter
+from zhiwen.httpkit.auth import Access
+from zhiwen.httpkit.deps import (
     KBRegistry,
     get_access,
     get_kb_registry,
@@ -50,9 +51,8 @@ from zhiwen.appkit.deps import (
     require_kb_read,
     require_kb_write,
 )
-from zhiwen.appkit.envelope import Envelope, ok
-from zhiwen.config import Settings
-from zhiwen.errors import InvalidParameter
+from zhiwen.httpkit.envelope import Envelope, ok
+from zhiwen.httpkit.fields import KBName
 from zhiwen.uploads import DocumentEntry, Job, UploadService
 
 router = APIRouter(prefix="/api/v1", tags=["documents"])

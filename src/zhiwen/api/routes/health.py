@@ -22,9 +22,9 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, Field
 
 from zhiwen import __version__
-from zhiwen.appkit.deps import get_dynamic_settings_dep, get_kb_registry, get_settings_dep
-from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.config import Settings
+from zhiwen.httpkit.deps import get_dynamic_settings_dep, get_kb_registry, get_settings_dep
+from zhiwen.httpkit.envelope import Envelope, ok
 from zhiwen.resilience import get_resilience
 from zhiwen.resilience.breaker import STATE_OPEN
 from zhiwen.retrieve.rerank import get_reranker

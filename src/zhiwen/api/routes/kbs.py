@@ -12,9 +12,9 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.api.background import get_uploads
-from zhiwen.appkit.deps import (
-    Access,
-    KBName,
+from zhiwen.errors import ZhiwenError
+from zhiwen.httpkit.auth import Access
+from zhiwen.httpkit.deps import (
     KBRegistry,
     get_access,
     get_kb,
@@ -22,8 +22,8 @@ from zhiwen.appkit.deps import (
     require_kb_read,
     require_kb_write,
 )
-from zhiwen.appkit.envelope import Envelope, ok
-from zhiwen.errors import ZhiwenError
+from zhiwen.httpkit.envelope import Envelope, ok
+from zhiwen.httpkit.fields import KBName
 from zhiwen.kb import KnowledgeBase
 from zhiwen.uploads import UploadService
 

@@ -39,22 +39,13 @@ from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.appkit import Answer, AppContext, AskRequest, Citation
-from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, ChatTurn
-from zhiwen.appkit.deps import (
-    Access,
-    KBName,
-    KBRegistry,
-    Question,
-    get_access,
-    get_app_context,
-    get_apps,
-    get_caller,
-    get_kb_registry,
-)
-from zhiwen.appkit.envelope import Envelope, ok
-from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
 from zhiwen.appkit.registry import AppRegistry
 from zhiwen.conversation import service as conversation
+from zhiwen.httpkit.auth import Access
+from zhiwen.httpkit.deps import KBRegistry, get_access, get_app_context, get_apps, get_caller, get_kb_registry
+from zhiwen.httpkit.envelope import Envelope, ok
+from zhiwen.httpkit.fields import MAX_HISTORY_MESSAGES, ChatTurn, KBName, Question
+from zhiwen.httpkit.sse import SSE_RESPONSE, sse_stream
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["qa"])

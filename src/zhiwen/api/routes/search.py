@@ -1,4 +1,4 @@
-"""``POST /knowledge-base/search``: adaptive search of one KB (seed 004 §3.3).
+"""``POST /knowledge-base/search``: adaptive search of one KB (rerank, thresholds, MMR).
 
 Request ``{kb, query, top_k?, filters?, mode?}``; response data::
 
@@ -24,18 +24,11 @@ from pydantic_core import PydanticCustomError
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.answer.relevance import relevance_verdict
-from zhiwen.appkit.deps import (
-    Access,
-    KBName,
-    KBRegistry,
-    Question,
-    current_settings,
-    get_access,
-    get_kb_registry,
-    get_pipeline,
-)
-from zhiwen.appkit.envelope import Envelope, ok
 from zhiwen.documents import SearchHit
+from zhiwen.httpkit.auth import Access
+from zhiwen.httpkit.deps import KBRegistry, get_access, get_kb_registry, get_pipeline
+from zhiwen.httpkit.envelope import Envelope, ok
+from zhiwen.httpkit.fields import KBName, Question, current_settings
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 from zhiwen.store.filters import parse_filters
 

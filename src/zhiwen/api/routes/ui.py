@@ -27,9 +27,10 @@ from pydantic import BaseModel, Field
 
 from zhiwen import __version__
 from zhiwen.appkit.app import BaseApp
-from zhiwen.appkit.deps import Access, get_access, get_dynamic_settings_dep, get_settings_dep
-from zhiwen.appkit.envelope import ERROR_RESPONSES, Envelope, ok
 from zhiwen.appkit.registry import setup_command
+from zhiwen.httpkit.auth import Access
+from zhiwen.httpkit.deps import get_access, get_dynamic_settings_dep, get_settings_dep
+from zhiwen.httpkit.envelope import ERROR_RESPONSES, Envelope, ok
 
 router = APIRouter(tags=["ui"])
 

@@ -1,4 +1,4 @@
-"""购房顾问 (seed 003): roles, tools, standard and discussion modes, calculators and market tables.
+"""购房顾问, the house-buying advisor: roles, tools, standard and discussion modes, calculators, market.
 
 Example::
 

@@ -1,12 +1,12 @@
-"""The advisor's HTTP routes: chat (SSE), the seed's calculators, and direct tool calls.
+"""The advisor's HTTP routes: chat (SSE), the loan and tax calculators, and direct tool calls.
 
 * ``POST /api/v1/chat`` ``{session_id, message, mode}`` → SSE ``data:`` lines: ``facts`` (the
   facts used, 「按总价…计算：」), ``role_start`` / ``role_result`` / ``discussion`` …, ``error`` on
   failure, ``done`` last (with the ``session_id``). One turn of the conversation service: the
   session is bound to the caller's API key (another key starts its own); a ``history`` the
   client sends is the truth, the session started again from it when they disagree.
-* ``POST /api/v1/calc/loan`` and ``/api/v1/calc/tax`` → ``{code, message, data}`` with the seed's
-  fields. Their bodies are validated by the tools themselves, so bad input gets the seed's codes:
+* ``POST /api/v1/calc/loan`` and ``/api/v1/calc/tax`` → ``{code, message, data}`` with the
+  calculators' fields. Their bodies are validated by the tools themselves, so bad input gets the error codes:
   3001 missing field, 3002 wrong type, 2001 invalid value (422), with the field named in Chinese.
 * ``GET /api/v1/tools`` → the OpenAI function schemas; ``POST /api/v1/tools/{name}`` → call one.
 
@@ -29,13 +29,14 @@ from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, AppContext, AskRequest, BaseApp, ChatTurn
-from zhiwen.appkit.deps import Question, get_app_context, get_caller
-from zhiwen.appkit.envelope import Envelope, ok
-from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
+from zhiwen.appkit.app import AppContext, AskRequest, BaseApp
 from zhiwen.apps.advisor.tools import LoanArgs, TaxArgs, build_registry
 from zhiwen.conversation import service as conversation
 from zhiwen.errors import MissingParameter, WrongParameterType
+from zhiwen.httpkit.deps import get_app_context, get_caller
+from zhiwen.httpkit.envelope import Envelope, ok
+from zhiwen.httpkit.fields import MAX_HISTORY_MESSAGES, ChatTurn, Question
+from zhiwen.httpkit.sse import SSE_RESPONSE, sse_stream
 from zhiwen.tools import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -113,7 +114,7 @@ class InvalidJSONBody(WrongParameterType):
 
 
 async def json_object(request: Request) -> dict[str, Any]:
-    """The request body as a JSON object, with the seed's codes for a missing or malformed one."""
+    """The request body as a JSON object, with the error codes of a missing or malformed one."""
     raw = await request.body()
     if not raw.strip():
         raise MissingParameter("empty body", message="缺少必需参数：请求体（JSON）")

@@ -1,4 +1,4 @@
-"""``AdvisorApp``: the house-buying advisor (seed 003) as a zhiwen app.
+"""``AdvisorApp``: the house-buying advisor as a zhiwen app.
 
 Four roles (政策专家, 市场分析师, 财务顾问, 购房顾问) answer through eight tools; standard mode runs
 the planned roles in order, discussion mode (深度分析) lets them negotiate a plan. ``setup``
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from zhiwen.answer.events import collect_stream
+from zhiwen.answer.events import AppEvent, collect_stream
 from zhiwen.appkit.app import (
     Answer,
     AppContext,
@@ -33,7 +33,6 @@ from zhiwen.appkit.app import (
     SetupReport,
     Standalone,
 )
-from zhiwen.appkit.events import AppEvent
 from zhiwen.apps.advisor.event_text import AdvisorEventText
 from zhiwen.apps.advisor.followup import resolve_advisor
 from zhiwen.apps.advisor.kb import faq_documents, find_law_dir, rule_documents, statute_documents
@@ -130,7 +129,7 @@ class AdvisorApp(BaseApp):
 
 
 def _printer(enabled: bool) -> Callable[[str], None]:
-    from zhiwen.appkit.console import console
+    from zhiwen.clikit.console import console
 
     def say(text: str) -> None:
         if enabled:

@@ -24,13 +24,13 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from zhiwen.answer.events import AppEvent
 from zhiwen.appkit.app import AskRequest
-from zhiwen.appkit.console import console, print_json, run_cli
-from zhiwen.appkit.events import AppEvent
-from zhiwen.appkit.setup import WAIT_HELP, print_setup
-from zhiwen.appkit.view import fit
 from zhiwen.apps.advisor.fmt import pct, yuan
 from zhiwen.apps.advisor.tools import build_registry
+from zhiwen.clikit.console import console, print_json, run_cli
+from zhiwen.clikit.setup_report import WAIT_HELP, print_setup
+from zhiwen.clikit.view import fit
 from zhiwen.conversation import service as conversation
 
 if TYPE_CHECKING:

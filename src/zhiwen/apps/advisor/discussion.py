@@ -1,6 +1,6 @@
 """Discussion mode (深度分析): the specialists negotiate a plan in at most three rounds.
 
-The shape of seed 003's example: 政策专家 states the down-payment rule; 财务顾问 computes the
+The shape of a discussion: 政策专家 states the down-payment rule; 财务顾问 computes the
 plan the user asked about (200万 → 月供, 压力高); when the pressure is above 中 it works out
 the highest price that brings it to 中 and asks 市场分析师, who proposes districts at that
 price from the listings; 财务顾问 re-computes (150万 → 月供降到…, 压力中), 政策专家 checks
@@ -23,7 +23,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from zhiwen.appkit.events import AppEvent
+from zhiwen.answer.events import AppEvent
 from zhiwen.apps.advisor.actions import RoleState, loan_arguments
 from zhiwen.apps.advisor.calculators.loan import max_principal, to_decimal
 from zhiwen.apps.advisor.fmt import join_md, pct, wan, wan_amount, yuan

@@ -17,7 +17,7 @@ Example::
 
 from __future__ import annotations
 
-from zhiwen.appkit.events import AppEvent
+from zhiwen.answer.events import AppEvent
 
 DISCUSSION_HEADING = "### 💬 专家讨论\n\n"
 

@@ -30,7 +30,7 @@ PlanMode = Literal["sequential", "discussion"]
 
 @dataclass(slots=True)
 class ExecutionPlan:
-    """Roles in execution order, how they run, and why (seed §意图识别与执行计划)."""
+    """Roles in execution order, how they run, and why (intent recognition and the execution plan)."""
 
     roles: list[Role]
     mode: PlanMode

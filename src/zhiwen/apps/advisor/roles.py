@@ -1,7 +1,7 @@
 """The advisor's roles (财务顾问, 政策专家, 市场分析师, 购房顾问), loaded from ``data/roles.toml``.
 
 A role is data: key, display name, icon, system prompt, the tools it may call and the keywords
-that select it. :func:`match_keywords` is the first stage of intent recognition (seed 7.1–7.3).
+that select it. :func:`match_keywords` is the first stage of intent recognition (then the plan, :mod:`.plan`).
 
 Example::
 

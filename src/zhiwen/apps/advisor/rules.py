@@ -9,7 +9,7 @@ Example::
     >>> book = get_rulebook()
     >>> book.deed_tax().id                                   # the rule in force today
     '2024-16'
-    >>> book.deed_tax(on=date(2024, 6, 1)).area_threshold    # the seed's 90㎡ rule
+    >>> book.deed_tax(on=date(2024, 6, 1)).area_threshold    # the earlier 90㎡ rule
     90.0
     >>> book.lpr().five_year
     3.5
@@ -165,7 +165,7 @@ class RuleBook(BaseModel):
         return _latest(self.down_payment_rules, on, "effective_from")
 
     def pressure_level(self, ratio: float) -> str:
-        """月供/收入 → 低 / 中 / 高 (seed Property 7; bounds inclusive)."""
+        """月供/收入 → 低 / 中 / 高 (bounds inclusive)."""
         if ratio <= self.pressure.low_max:
             return "低"
         if ratio <= self.pressure.medium_max:

@@ -1,4 +1,4 @@
-"""Settings of the house-buying advisor (seed 003): the ``advisor`` section of the one tree.
+"""Settings of the house-buying advisor: the ``advisor`` section of the one tree.
 
 Read like every other section, from ``ZHIWEN_ADVISOR__<KEY>`` variables and ``.env``.
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from zhiwen.appkit.events import AppEvent
+from zhiwen.answer.events import AppEvent
 from zhiwen.apps.advisor.actions import ACTIONS, RoleState
 from zhiwen.apps.advisor.facts import UserFacts
 from zhiwen.apps.advisor.plan import ExecutionPlan

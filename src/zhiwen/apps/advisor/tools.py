@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from zhiwen.apps.advisor.calculators.loan import compute_loan, to_decimal
 from zhiwen.apps.advisor.calculators.tax import compute_tax
-from zhiwen.apps.advisor.calculators.units import (
+from zhiwen.apps.advisor.calculators.unit_guards import (
     AgentFeeRate,
     DealPrice,
     DownPaymentRatio,

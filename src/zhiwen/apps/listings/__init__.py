@@ -1,4 +1,4 @@
-"""Property search over Lianjia listings (seed 000): understanding, filters, re-scoring, ``/ask``.
+"""Property search over Lianjia listings: understanding, filters, re-scoring, ``/ask``.
 
 Example::
 

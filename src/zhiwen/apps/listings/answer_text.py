@@ -1,5 +1,5 @@
 """What a property search says: the listings in the API's shape, the extractive answer, the LLM
-prompt, and the conversation fields a result adds to seed 000's (split from :mod:`.service`,
+prompt, and the conversation fields a result adds to the search's (split from :mod:`.service`,
 which runs the search).
 
 Example::
@@ -35,7 +35,7 @@ def _fmt(x: Any) -> str:
 
 
 def property_view(meta: dict[str, Any], doc_id: str) -> dict[str, Any]:
-    """The API shape of one listing (seed 000's fields + the typed ones)."""
+    """The API shape of one listing (:class:`~.result.Listing` without its match fields)."""
     city = meta.get("city") or ""
     district = meta.get("district") or ""
     bankuai = meta.get("bankuai") or ""
@@ -142,7 +142,7 @@ def compose_answer(
 
 
 def conversation_fields(dialogue: Dialogue, req: Requirements, total: int | None) -> dict[str, Any]:
-    """What the result adds to seed 000's fields: the request as understood in its conversation
+    """What the result adds to the search's own fields: the request as understood in its conversation
     (the merged constraints, one sentence of them) and how many listings match."""
     return {
         # None: the question as asked (Answer's convention); else the merged request, one sentence

@@ -1,4 +1,4 @@
-"""``POST /ask`` — seed 000's property search, inside the ``{code, message, data}`` envelope.
+"""``POST /ask`` — the property search, inside the ``{code, message, data}`` envelope.
 
 Request ``{"question": str, "max_results": int = 3, "kb": str = "listings"}``, optionally with
 the conversation so far, ``history`` (OpenAI messages, oldest first), or a ``session_id`` whose
@@ -21,9 +21,9 @@ turns the server keeps (bound to the caller's API key). A follow-up (「预算�
                                "added": […], "replaced": ["price_range"], "removed": […]},
               "total_matches": 57, "session_id": null}}
 
-Seed 000's fields are unchanged; ``requirements`` is what was searched (the merged constraints
-in a conversation, the question's own otherwise), ``total_matches`` how many listings pass every
-hard constraint (the answer says how many match and how many are shown).
+The search's fields (:class:`~.result.ListingsResult`); ``requirements`` is what was searched
+(the merged constraints in a conversation, the question's own otherwise), ``total_matches`` how
+many listings pass every hard constraint (the answer says how many match and how many are shown).
 
 Errors: empty question / wrong types / ``max_results`` outside 1..``max_results_limit`` → 422,
 a body over ``api.max_body_bytes`` → 413, unknown KB → 404, a KB of another app → 422.
@@ -39,12 +39,14 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.appkit import AppContext, AskRequest
-from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, BaseApp, ChatTurn
-from zhiwen.appkit.deps import KBName, Question, app_dependency, get_app_context, get_caller
-from zhiwen.appkit.envelope import Envelope, ok
+from zhiwen.appkit.app import BaseApp
 from zhiwen.conversation import service as conversation
 from zhiwen.errors import InvalidParameter
+from zhiwen.httpkit.deps import app_dependency, get_app_context, get_caller
+from zhiwen.httpkit.envelope import Envelope, ok
+from zhiwen.httpkit.fields import MAX_HISTORY_MESSAGES, ChatTurn, KBName, Question
 
+from .result import ListingsResult
 from .settings import get_listings_settings
 
 APP = "listings"  # the app these routes belong to (its name in the registry)
@@ -67,55 +69,9 @@ class AskIn(BaseModel):
     )
 
 
-class Property(BaseModel):
-    model_config = ConfigDict(extra="allow")
+class AskData(ListingsResult):
+    """``POST /ask``'s ``data``: the search's result and the conversation's session id."""
 
-    id: str
-    title: str
-    location: str
-    price: float | None = Field(None, description="总价（万）")
-    match_score: float
-    match_percentage: int
-    match_reasons: list[str]
-    city: str | None = None
-    district: str | None = None
-    bankuai: str | None = None
-    xiaoqu: str | None = None
-    area: float | None = None
-    rooms: int | None = None
-    layout: str | None = None
-    floor: str | None = None
-    build_year: int | None = None
-    building_type: str | None = None
-    decoration: str | None = None
-    elevator: bool | None = None
-    orientation: str | None = None
-    unit_price: float | None = Field(None, description="单价（元/㎡）")
-    relaxed: bool = False
-
-
-class AskData(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    answer: str
-    retrieved_properties: list[Property]
-    llm_used: bool
-    requirements: dict[str, Any]
-    relaxed: list[str]
-    cached: bool
-    kb: str
-    params: dict[str, Any] = Field(default_factory=dict)
-    timings_ms: dict[str, float] = Field(default_factory=dict)
-    standalone_question: str | None = Field(
-        None, description="结合对话合并后的完整需求（一句话）；null：按原问题理解"
-    )
-    merged_requirements: dict[str, Any] = Field(default_factory=dict, description="合并后的全部条件")
-    merged_constraints: dict[str, Any] = Field(
-        default_factory=dict, description="合并后的条件（扁平：city、district、max_price_wan、rooms …）"
-    )
-    understood: str | None = Field(None, description="合并后的条件（中文一行）")
-    conversation: dict[str, Any] = Field(default_factory=dict, description="本轮相对之前新增/替换/取消的条件")
-    total_matches: int | None = Field(None, description="符合全部硬性条件的房源数（null：未统计）")
     session_id: str | None = Field(None, description="会话 ID")
 
 

@@ -1,4 +1,4 @@
-"""The property-search app object (seed 000): Lianjia listings, ``POST /ask``, ``zhiwen listings``.
+"""The property-search app object: Lianjia listings, ``POST /ask``, ``zhiwen listings``.
 
 Example::
 
@@ -25,6 +25,7 @@ from zhiwen.appkit.app import Loader
 from zhiwen.corpora.lianjia import find_lianjia_dir, sniff_lianjia
 
 from .ingest import load_lianjia
+from .result import Listing
 
 if TYPE_CHECKING:
     from .service import ListingsService
@@ -33,17 +34,20 @@ FORMAT = "lianjia"
 DEFAULT_RESULTS = 3
 
 
-def citation(prop: Mapping[str, Any], kb: str) -> Citation:
-    where = "·".join(str(x) for x in (prop.get("city"), prop.get("district"), prop.get("bankuai")) if x)
+#: what a listing's citation carries in its metadata
+_CITED = ("xiaoqu", "district", "bankuai", "price", "area", "layout")
+
+
+def citation(listing: Listing, kb: str) -> Citation:
+    """A listing shown, as the answer's citation (where, layout, area and price in one line)."""
+    where = "·".join(x for x in (listing.city, listing.district, listing.bankuai) if x)
     return Citation(
         kb=kb,
-        id=str(prop.get("id") or ""),
-        title=str(prop.get("title") or prop.get("xiaoqu") or ""),
-        text=" ".join(
-            x for x in (where, prop.get("layout"), f"{prop.get('area')}㎡", f"{prop.get('price')}万") if x
-        ),
-        score=prop.get("match_score"),
-        metadata={k: prop.get(k) for k in ("xiaoqu", "district", "bankuai", "price", "area", "layout")},
+        id=listing.id,
+        title=listing.title or listing.xiaoqu or "",
+        text=" ".join(x for x in (where, listing.layout, f"{listing.area}㎡", f"{listing.price}万") if x),
+        score=listing.match_score,
+        metadata=listing.model_dump(include=set(_CITED)),
     )
 
 
@@ -99,22 +103,22 @@ class ListingsApp(BaseApp):
         return resolve_listings(request, state, ctx, self._service(request, ctx))
 
     def answer(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Answer:
-        """Seed 000's result object (answer, retrieved_properties, requirements, params …) in
-        ``data``, plus the request understood in its conversation (the hook's dialogue)."""
+        """The search's :class:`~.result.ListingsResult` (answer, retrieved_properties,
+        requirements, params …, and the request understood in its conversation: the hook's
+        dialogue) as ``data``."""
         n = request.options.get("max_results") or request.top_k or DEFAULT_RESULTS
         dialogue = question.carried.get("dialogue")
         service = self._service(request, ctx)
         result = service.ask(request.question, int(n), dialogue=dialogue, pipeline=ctx.pipeline)
-        kb = str(result.get("kb") or request.kb or self.kbs[0].name)
         return Answer(
-            answer=str(result["answer"]),
-            citations=[citation(p, kb) for p in result["retrieved_properties"]],
-            llm_used=bool(result["llm_used"]),
-            extractive_reason=None if result["llm_used"] else result.get("extractive_reason") or "llm_error",
+            answer=result.answer,
+            citations=[citation(p, result.kb) for p in result.retrieved_properties],
+            llm_used=result.llm_used,
+            extractive_reason=None if result.llm_used else result.extractive_reason or "llm_error",
             # the listings service opens every answer it composes without the model with its note
-            has_offline_note=not result["llm_used"],
-            params=dict(result.get("params") or {}),
-            data=result,
+            has_offline_note=not result.llm_used,
+            params=result.params,
+            data=result.model_dump(),
         )
 
     def render(self, answer: Answer) -> bool:

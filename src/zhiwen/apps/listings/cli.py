@@ -24,11 +24,12 @@ from rich.table import Table
 
 from zhiwen.appkit import AskRequest
 from zhiwen.appkit.app import BaseApp
-from zhiwen.appkit.console import print_json, require_question, run_cli
 from zhiwen.appkit.context import build_context
-from zhiwen.appkit.setup import WAIT_HELP, print_setup
-from zhiwen.appkit.view import fit
+from zhiwen.clikit.console import print_json, run_cli
+from zhiwen.clikit.setup_report import WAIT_HELP, print_setup
+from zhiwen.clikit.view import fit
 from zhiwen.conversation import service as conversation
+from zhiwen.validation import question_text
 
 
 def _fmt(x: Any, suffix: str = "") -> str:
@@ -159,7 +160,7 @@ def commands(app: BaseApp) -> typer.Typer:
     ) -> None:
         """找房：按预算、区域、户型等条件检索并给出匹配理由。"""
         options = {"max_results": max_results}
-        request = AskRequest(question=require_question(question), kb=kb, session_id=session, options=options)
+        request = AskRequest(question=question_text(question), kb=kb, session_id=session, options=options)
         result = conversation.ask(app, request, build_context()).data
         if json_output:
             print_json(result)

@@ -1,4 +1,4 @@
-"""Rule-based understanding of a home-buyer's question (seed 000, stages 1 and 2).
+"""Rule-based understanding of a home-buyer's question (stage 1: rules; stage 2: are they enough).
 
 :func:`extract_rules` normalises the question (:mod:`.numerals`) and runs one extractor per
 concern into a :class:`~.requirements.Requirements`:

@@ -1,4 +1,4 @@
-"""Seed 000 stage 2: is the rule extraction good enough, and how many listings to retrieve?
+"""Stage 2 of understanding a question: is the rule extraction good enough, and how many listings to retrieve?
 
 :func:`assess` counts the dimensions found, the complex language patterns left over (要么…要么,
 或者, 性价比, 别太贵 …), logic words, length and vagueness. Complex questions (and long ones
@@ -39,7 +39,7 @@ VAGUE_WORDS = re.compile(r"推荐|有什么|有哪些|有没有|看看|合适|�
 
 @dataclass(slots=True)
 class Quality:
-    """Seed 000 stage 2: is the rule result good enough, or should the LLM look too?"""
+    """Is the rule result good enough, or should the LLM look too?"""
 
     dimensions: list[str]
     complex_patterns: list[str]

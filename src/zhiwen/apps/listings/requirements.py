@@ -49,7 +49,7 @@ class Requirements:
     places: list[Place] = field(default_factory=list)  # districts / 板块 asked for
     exclude_places: list[Place] = field(default_factory=list)
     estates: list[str] = field(default_factory=list)  # 小区 keywords
-    location_keywords: list[str] = field(default_factory=list)  # seed 000's location_keywords
+    location_keywords: list[str] = field(default_factory=list)  # 地铁, 学区, 商圈 … nearby
     property_type: str | None = None
     area_min: float | None = None
     area_max: float | None = None
@@ -134,7 +134,7 @@ class Requirements:
         return "、".join(p.name for p in self.places)
 
     def dimensions(self) -> list[str]:
-        """The seed's dimensions found (plus rooms/elevator/…): drives quality and dynamic_k."""
+        """The dimensions found (price, location, area, type …, rooms, elevator): drive quality, dynamic_k."""
         found = {
             "price_range": self.has_price or self.has_unit_price,
             "location": bool(self.places or self.estates or self.location_keywords or self.exclude_places),

@@ -1,4 +1,4 @@
-"""Seed 000's structured re-score of retrieved listings, and the constraint checker.
+"""The structured re-score of retrieved listings, and the constraint checker.
 
 ``score = Σ wᵢ·sᵢ / Σ wᵢ`` over the *active* components (the ones the buyer asked about),
 then ``× (1 − negation_penalty)`` when the listing hits a soft negation:

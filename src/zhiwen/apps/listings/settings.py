@@ -1,4 +1,4 @@
-"""Settings of the property-search app (seed 000): the ``listings`` section of the one tree.
+"""Settings of the property-search app: the ``listings`` section of the one tree.
 
 The app owns its settings: re-scoring weights, the RRF constant, caches, the LLM extraction
 rate, and when to relax constraints. It declares them here and adds them to the settings tree
@@ -27,7 +27,7 @@ SECTION = "listings"  # ZHIWEN_LISTINGS__*
 
 
 class ListingsSettings(BaseModel):
-    """Seed 000: property search re-scoring weights and caches."""
+    """Property search: re-scoring weights and caches."""
 
     rrf_k: int = Field(40, ge=1)
     weight_base: float = 0.35

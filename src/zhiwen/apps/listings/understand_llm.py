@@ -1,4 +1,4 @@
-"""Seed 000 stage 3: the LLM fallback for complex questions, merged with the rule result.
+"""Stage 3 of understanding a question: the LLM fallback for complex questions, merged with the rule result.
 
 Only called when an LLM is configured *and* :func:`zhiwen.apps.listings.extract.assess` found
 the question complex (要么…要么, 性价比, 别太贵, few fields from a long question). The LLM

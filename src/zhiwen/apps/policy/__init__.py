@@ -1,4 +1,4 @@
-"""Policy QA (seed 001): visa-free table, airline/crew provisions and general statutes.
+"""Policy QA over several KBs: visa-free table, airline/crew provisions and general statutes.
 
 Intent classification (rules + a zh/en country gazetteer + embeddings, or an LLM), question
 rewrite, dual-question retrieval with independent rerank, date-aware answers with citations.

@@ -1,4 +1,4 @@
-"""``POST /api/v1/policy/ask`` — seed 001's policy QA inside the ``{code, message, data}`` envelope.
+"""``POST /api/v1/policy/ask`` — the policy QA inside the ``{code, message, data}`` envelope.
 
 Request ``{"question": str, "top_n": 20, "as_of": "2026-01-15", "stream": false}``, optionally with
 the conversation so far (``history``) or a ``session_id`` (kept by the server, returned as sent).
@@ -35,11 +35,12 @@ from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.appkit import AppContext, AskRequest, Citation
-from zhiwen.appkit.app import MAX_HISTORY_MESSAGES, BaseApp, ChatTurn
-from zhiwen.appkit.deps import Question, app_set_up, get_app_context, get_caller
-from zhiwen.appkit.envelope import Envelope, ok
-from zhiwen.appkit.events import SSE_RESPONSE, sse_stream
+from zhiwen.appkit.app import BaseApp
 from zhiwen.conversation import service as conversation
+from zhiwen.httpkit.deps import app_set_up, get_app_context, get_caller
+from zhiwen.httpkit.envelope import Envelope, ok
+from zhiwen.httpkit.fields import MAX_HISTORY_MESSAGES, ChatTurn, Question
+from zhiwen.httpkit.sse import SSE_RESPONSE, sse_stream
 from zhiwen.validation import Day
 
 from .service import APP, check_top_n

@@ -1,4 +1,4 @@
-"""The policy QA app object (seed 001): visa-free, airline/crew and general statutes.
+"""The policy QA app object: visa-free, airline/crew and general statutes.
 
 ``setup(DATA_DIR)`` builds the KBs the mapping (``data/kbs.toml`` or ``ZHIWEN_POLICY__KB_CONFIG``)
 describes; a turn reads a follow-up with the countries' names (:mod:`.followup`), then ``answer``

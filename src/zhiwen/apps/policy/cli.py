@@ -20,10 +20,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from zhiwen.appkit.app import AskRequest, BaseApp
-from zhiwen.appkit.console import console, print_json, require_question, run_cli, snippet
 from zhiwen.appkit.context import build_context
-from zhiwen.appkit.setup import WAIT_HELP, print_setup
-from zhiwen.appkit.view import fit, where
+from zhiwen.clikit.console import console, print_json, run_cli, snippet
+from zhiwen.clikit.setup_report import WAIT_HELP, print_setup
+from zhiwen.clikit.view import fit, where
+from zhiwen.validation import question_text
 
 STRATEGY_ZH = {"dual": "双问题检索", "single": "单问题检索"}
 #: the classifier's intents (``data["intent"]``) as a reader says them
@@ -131,7 +132,7 @@ def commands(app: BaseApp) -> typer.Typer:
     ) -> None:
         """政策问答：免签、机组人员出入境与相关法规。"""
         options = {"top_n": top_n, "as_of": as_of}
-        request = AskRequest(question=require_question(question), session_id=session, options=options)
+        request = AskRequest(question=question_text(question), session_id=session, options=options)
         answer = app.ask(request, build_context())
         data = {**answer.data, "session_id": answer.session_id}
         if json_output:

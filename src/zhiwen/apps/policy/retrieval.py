@@ -1,4 +1,4 @@
-"""Dual-question retrieval with independent rerank (seed 001), and the single-question fallback.
+"""Dual-question retrieval with independent rerank, and the single-question fallback.
 
 ``dual``: the rewritten question searches the specialist KBs (merged, de-duplicated), the
 original question searches the general KB; both groups run in parallel through

@@ -1,4 +1,4 @@
-"""The policy QA pipeline: classify → rewrite → dual (or single) retrieval → answer (seed 001).
+"""The policy QA pipeline: classify → rewrite → dual (or single) retrieval → answer.
 
 1. **intent** (:mod:`.intent`): the LLM within ``intent_classifier_timeout`` when configured,
    else rules + gazetteer + embeddings; ``enable_intent_classifier=false`` skips it.
@@ -41,7 +41,7 @@ from zhiwen.appkit.app import AppContext
 from zhiwen.conversation.model import Standalone
 from zhiwen.errors import InvalidParameter, ZhiwenError, kb_not_found
 from zhiwen.understand.classify import Classification
-from zhiwen.validation import parse_day
+from zhiwen.validation import parse_day, question_text
 
 from . import answer as compose
 from .countries import Country, default_gazetteer
@@ -216,9 +216,7 @@ def prepare(
     ``standalone``: the question as the follow-up hook already read it (the conversation
     service's turn); without it, ``question`` is read after ``history`` here."""
     settings = settings or policy_settings(ctx.settings)
-    question = (question or "").strip()
-    if not question:
-        raise InvalidParameter("empty question", message="问题不能为空")
+    question = question_text(question or "")
     n = check_top_n(top_n, settings)
     day = parse_as_of(as_of)
     timings: dict[str, float] = {}

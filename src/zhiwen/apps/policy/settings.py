@@ -1,4 +1,4 @@
-"""Settings of the policy QA app (seed 001): the ``policy`` section of the one tree.
+"""Settings of the policy QA app: the ``policy`` section of the one tree.
 
 The app declares its settings here and adds them to the settings tree as the section
 ``policy`` (:meth:`zhiwen.config.Settings.section`), read like every other section from
@@ -29,7 +29,7 @@ SECTION = "policy"  # ZHIWEN_POLICY__*
 
 
 class PolicySettings(BaseModel):
-    """Seed 001: intent classification, rewrite, dual retrieval and rerank sizes."""
+    """Intent classification, rewrite, dual retrieval and rerank sizes."""
 
     enable_intent_classifier: bool = True  # off: every question takes single retrieval
     intent_classifier_timeout: float = Field(5.0, gt=0, le=120)  # seconds, the LLM classifier's bound

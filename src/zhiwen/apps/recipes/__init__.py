@@ -1,4 +1,4 @@
-"""Recipe QA over HowToCook (seed 002): routing, filters, dish names, its ingest plug-in and CLI.
+"""Recipe QA over HowToCook: routing, filters, dish names, its ingest plug-in and CLI.
 
 Example::
 

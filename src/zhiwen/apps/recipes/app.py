@@ -1,4 +1,4 @@
-"""The recipe app object (seed 002): HowToCook QA plugged into the engine.
+"""The recipe app object: HowToCook QA plugged into the engine.
 
 Example::
 

@@ -16,9 +16,9 @@ import typer
 
 from zhiwen.appkit import AskRequest
 from zhiwen.appkit.app import BaseApp
-from zhiwen.appkit.console import print_app_answer, run_cli
 from zhiwen.appkit.context import build_context
-from zhiwen.appkit.setup import WAIT_HELP, print_setup
+from zhiwen.clikit.console import print_app_answer, run_cli
+from zhiwen.clikit.setup_report import WAIT_HELP, print_setup
 
 
 def commands(app: BaseApp) -> typer.Typer:

@@ -1,4 +1,4 @@
-"""Rule-based understanding of recipe questions (seed 002): route, filters, how many dishes.
+"""Rule-based understanding of recipe questions: route, filters, how many dishes.
 
 Routes: ``list`` (dish names / recommendations: 推荐几个素菜、有什么川菜、给我3个简单的菜),
 ``detail`` (how to cook one dish: 宫保鸡丁怎么做、制作步骤、需要什么食材), ``general``

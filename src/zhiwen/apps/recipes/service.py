@@ -1,4 +1,4 @@
-"""Recipe QA over a HowToCook knowledge base (seed 002): route → retrieve → one LLM call or extractive.
+"""Recipe QA over a HowToCook knowledge base: route → retrieve → one LLM call or extractive.
 
 * ``detail`` (宫保鸡丁怎么做): the dish is found by name (synonym variants + fuzzy, see
   :mod:`.names`) and by hybrid retrieval of the expanded question; one recipe appears once
@@ -32,7 +32,6 @@ from zhiwen.answer.extractive import compose_list, compose_sections, truncate
 from zhiwen.answer.model import Answer, Citation
 from zhiwen.answer.prompts import qa_messages
 from zhiwen.answer.qa import (
-    AUTO,
     AnswerPlan,
     execute,
     execute_stream,
@@ -42,7 +41,7 @@ from zhiwen.answer.qa import (
 )
 from zhiwen.config import Settings
 from zhiwen.documents import Document
-from zhiwen.llm import llm_purpose
+from zhiwen.llm import AUTO, llm_purpose
 from zhiwen.llm.base import ChatModel
 from zhiwen.retrieve.pipeline import RetrievalPipeline
 from zhiwen.store.filters import parse_filters

@@ -5,7 +5,7 @@ import { renderMarkdown } from "./markdown.js";
 import { openSource, sourceList } from "./sources.js";
 import { copyText, el, emptyNode, errorBox, plainMarks, toast } from "./util.js";
 
-// why an answer was written without the LLM (done.extractive_reason), as zhiwen.appkit.view says it
+// why an answer was written without the LLM (done.extractive_reason), as zhiwen.clikit.view says it
 const EXTRACTIVE_REASONS = {
   no_llm: "未配置大模型",
   llm_error: "大模型调用失败",

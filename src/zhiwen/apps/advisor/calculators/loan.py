@@ -1,7 +1,7 @@
 """Mortgage maths: 等额本息 (equal payment) and 等额本金 (equal principal), exact to the cent.
 
 Computed with :mod:`decimal` at 40 significant digits and rounded half-up to the cent only at
-the end, so results match an independent computation exactly (seed Property 4)::
+the end, so results match an independent computation exactly::
 
     月供 = 贷款金额 × 月利率 × (1+月利率)^月数 / ((1+月利率)^月数 − 1)
 

@@ -1,6 +1,6 @@
 """Transaction taxes and fees of a second-hand home purchase, by dated rules (``rules.toml``).
 
-* 契税 (buyer): rate by the deed-tax rule in force (default: 公告2024年第16号, 140㎡; the seed's
+* 契税 (buyer): rate by the deed-tax rule in force (default: 公告2024年第16号, 140㎡; the earlier
   90㎡ rule is ``rule_id="2016-23"``), by 首套/二套 and area.
 * 增值税 (seller, usually passed on): exempt when the home is held ≥ 2 years, else 5 %.
 * 个人所得税 (seller, usually passed on): 1 % of the price, or 20 % of the gain when the
@@ -167,6 +167,6 @@ def _pct(rate: float) -> str:
 
 
 def total_cost(*, down_payment: float, total_interest: float, taxes: float, other: float = 0.0) -> float:
-    """购房总成本 = 首付 + 贷款利息 + 税费 + 其他费用 (seed Property 6), to the cent."""
+    """购房总成本 = 首付 + 贷款利息 + 税费 + 其他费用 (the parts add up exactly), to the cent."""
     parts = (down_payment, total_interest, taxes, other)
     return cents(sum((to_decimal(p) for p in parts), Decimal(0)))

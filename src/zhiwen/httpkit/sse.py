@@ -3,7 +3,7 @@
 :func:`to_sse` frames an event for
 ``sse_starlette.EventSourceResponse``: the SSE ``event:`` field carries the type and the
 ``data:`` JSON carries it too (``{"type": "delta", "text": "…"}``), so clients that read event
-names and clients that only read ``data:`` lines (seed 003's chat) both work.
+names and clients that only read ``data:`` lines (the advisor's chat client) both work.
 
 Example::
 
@@ -27,7 +27,7 @@ from starlette.concurrency import iterate_in_threadpool
 from zhiwen.answer.events import AppEvent
 from zhiwen.errors import ZhiwenError
 
-__all__ = ["SSE_RESPONSE", "AppEvent", "error_event", "sse_stream", "to_sse"]
+__all__ = ["SSE_RESPONSE", "error_event", "sse_stream", "to_sse"]
 
 SERVER_BUSY_MESSAGE = "服务暂时不可用，请稍后重试"
 

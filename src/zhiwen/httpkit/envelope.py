@@ -1,4 +1,4 @@
-"""Seed 003's response envelope ``{code, message, data}``: code 0 = success.
+"""The response envelope ``{code, message, data}``: code 0 = success.
 
 Every JSON response of the API, errors included, has this shape. Routers of the apps build
 their success responses with :func:`ok` and raise :class:`zhiwen.errors.ZhiwenError` subclasses
@@ -6,7 +6,7 @@ for failures (the app's exception handlers turn them into the envelope).
 
 Example::
 
-    from zhiwen.appkit.envelope import Envelope, ok
+    from zhiwen.httpkit.envelope import Envelope, ok
 
     @router.get("/thing", response_model=Envelope[ThingOut])
     def thing() -> dict[str, Any]:
@@ -47,7 +47,7 @@ def error_response(
 
 
 class ErrorEnvelope(BaseModel):
-    """Every error response: a seed 003 code (≠ 0), a Chinese message, optional details."""
+    """Every error response: an error code (≠ 0), a Chinese message, optional details."""
 
     code: int
     message: str

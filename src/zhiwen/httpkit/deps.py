@@ -9,19 +9,19 @@
 * :func:`app_dependency` — an app's routes get their app; :func:`app_set_up` also refuses (404,
   naming the setup command) while a KB the app requires is not built.
 * :func:`get_kb` — dependency for routes with a ``{kb}`` path (or ``?kb=`` query) parameter.
-* :func:`get_access` — who calls and what they may do (:class:`Access`): the one authentication
-  dependency, applied to every router but ``/healthz`` and the web UI. Once a key or the admin
-  token is configured, a request without a valid bearer gets 401 / 3006; a route that names a KB
-  asks ``access.require_kb(kb, write=…)`` (403 / 3012 ``无权访问知识库「x」``), or declares
-  :func:`require_kb_read` / :func:`require_kb_write` for a ``{kb}`` path parameter.
-* :data:`Question` — a ``str`` type for request models: stripped, non-empty, at most
-  ``settings.api.max_question_chars`` characters (over → 422 / 3003 ``问题过长``).
-* :data:`KBName` — a KB name type (same pattern as :class:`zhiwen.kb.KBConfig`).
+* :func:`get_access` — who calls and what they may do (:class:`~.auth.Access`, the rule in
+  :mod:`.auth`): the one authentication dependency, applied to every router but ``/healthz`` and
+  the web UI. A route that names a KB asks ``access.require_kb(kb, write=…)`` (403 / 3012), or
+  declares :func:`require_kb_read` / :func:`require_kb_write` for a ``{kb}`` path parameter.
+
+The request fields routes share (:data:`~.fields.Question`, :data:`~.fields.KBName`, the history)
+are :mod:`.fields`'.
 
 Example (an app router)::
 
-    from zhiwen.appkit.deps import KBName, KBRegistry, Question, get_kb_registry
-    from zhiwen.appkit.envelope import ok
+    from zhiwen.httpkit.deps import KBRegistry, get_kb_registry
+    from zhiwen.httpkit.fields import KBName, Question
+    from zhiwen.httpkit.envelope import ok
 
     class AskIn(BaseModel):
         kb: KBName = "manual"
@@ -37,22 +37,25 @@ Example (an app router)::
 from __future__ import annotations
 
 import hashlib
-import hmac
-import re
-from collections.abc import Callable, Iterable
-from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import AfterValidator, Field
-from pydantic_core import PydanticCustomError
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.appkit.registry import HomeKBs
-from zhiwen.config import KeySpec, Settings, get_settings
-from zhiwen.errors import Forbidden, KnowledgeBaseNotFound, Unauthorized
+from zhiwen.config import Settings, get_settings
+from zhiwen.errors import (
+    Forbidden,
+    KnowledgeBaseNotFound,
+    SetupHints,
+    Unauthorized,
+    index_hint,
+    setup_hinted,
+)
+from zhiwen.httpkit.auth import Access, resolve_access
+from zhiwen.httpkit.fields import NAME_RE, KBName
 
 if TYPE_CHECKING:
     from zhiwen.appkit.app import AppContext, BaseApp
@@ -61,56 +64,32 @@ if TYPE_CHECKING:
     from zhiwen.kb import KnowledgeBase
     from zhiwen.retrieve.pipeline import RetrievalPipeline
 
-T = TypeVar("T")
-
-#: set by the request middleware to the serving app's settings (validators have no Request)
-current_settings_var: ContextVar[Settings | None] = ContextVar("zhiwen_current_settings", default=None)
-
-
-def current_settings() -> Settings:
-    return current_settings_var.get() or get_settings()
-
-
-def _check_question(value: str) -> str:
-    text = value.strip()
-    if not text:
-        raise PydanticCustomError("zhiwen_empty", "问题不能为空")
-    limit = current_settings().api.max_question_chars
-    if len(text) > limit:
-        raise PydanticCustomError(
-            "zhiwen_too_long",
-            "问题过长：{length} 个字符，最多 {limit} 个",
-            {"length": len(text), "limit": limit},
-        )
-    return text
-
-
-Question = Annotated[str, AfterValidator(_check_question)]
-_NAME_PATTERN = r"^[A-Za-z0-9_\-\u4e00-\u9fff]{1,64}$"
-_NAME_RE = re.compile(_NAME_PATTERN)
-KBName = Annotated[str, Field(pattern=_NAME_PATTERN)]
-
-
 class KBRegistry(HomeKBs):
     """The knowledge bases this app serves (``settings.home``), opened on demand.
 
     :func:`zhiwen.kb.open_kb` already shares one thread-safe instance per KB and process and
     re-opens it when ``kb.json`` changed on disk (``zhiwen index`` while the server runs), so
-    this is a thin, overridable seam: tests replace it with fakes.
+    this is a thin, overridable seam: tests replace it with fakes. ``setup_hints`` names the
+    command that builds a KB that is not there (the server's apps: ``AppRegistry.setup_hint``).
     """
+
+    def __init__(self, settings: Settings, setup_hints: SetupHints = index_hint) -> None:
+        super().__init__(settings)
+        self.setup_hints = setup_hints
 
     def get(self, name: str) -> KnowledgeBase:
         """Open ``name``; unknown → :class:`KnowledgeBaseNotFound` (404 / 3004)."""
         from zhiwen.kb import open_kb
 
-        if not _NAME_RE.match(name or ""):
+        if not NAME_RE.match(name or ""):
             # no command would build a KB of that name: say which names are possible instead
             raise KnowledgeBaseNotFound(
                 f"invalid knowledge base name {name!r}",
                 message=f"知识库不存在：{name}（名称只能由字母、数字、_、- 和汉字组成，最长 64 个字符）",
                 data={"kb": name, "app": None, "setup_command": None},
             )
-        return open_kb(name, settings=self.settings)
+        with setup_hinted(self.setup_hints):
+            return open_kb(name, settings=self.settings)
 
     async def aget(self, name: str) -> KnowledgeBase:
         """:meth:`get` in the thread pool (opening loads indexes)."""
@@ -126,7 +105,7 @@ def get_settings_dep(request: Request) -> Settings:
 def get_kb_registry(request: Request) -> KBRegistry:
     registry = getattr(request.app.state, "kbs", None)
     if registry is None:
-        registry = request.app.state.kbs = KBRegistry(get_settings_dep(request))
+        registry = request.app.state.kbs = KBRegistry(get_settings_dep(request), get_apps(request).setup_hint)
     return registry
 
 
@@ -202,102 +181,11 @@ def get_pipeline(request: Request) -> RetrievalPipeline:
     return pipeline
 
 
-# -- access: who calls and what they may do ----------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Access:
-    """What the caller of this request may do.
-
-    ``kbs`` None: every KB; ``write``: upload, delete documents, delete a KB; ``admin``: change
-    settings. A server without any credential configured is open: every caller may read and
-    write every KB (the admin API stays disabled).
-    """
-
-    caller: str = ""  # the key's fingerprint (:func:`get_caller`), "" without one
-    kbs: frozenset[str] | None = None
-    write: bool = True
-    admin: bool = False
-
-    def can_read(self, kb: str) -> bool:
-        return self.kbs is None or kb in self.kbs
-
-    def readable(self, names: Iterable[str]) -> list[str]:
-        """The names among ``names`` this caller may read, in their order."""
-        return [name for name in names if self.can_read(name)]
-
-    def require_kb(self, kb: str, *, write: bool = False) -> None:
-        """403 / 3012 unless the caller may read ``kb`` (and, with ``write``, change it)."""
-        if not self.can_read(kb):
-            raise Forbidden(f"key may not access knowledge base {kb!r}", message=f"无权访问知识库「{kb}」")
-        if write and not self.write:
-            raise Forbidden(
-                f"read-only key may not change {kb!r}", message=f"此 API Key 只读，无权修改知识库「{kb}」"
-            )
-
-    def require_kbs(self, kbs: Iterable[str], *, what: str = "") -> None:
-        """403 unless the caller may read every KB of ``kbs`` (an app answers over all of them)."""
-        denied = [kb for kb in kbs if not self.can_read(kb)]
-        if denied:
-            subject = f"{what}使用的" if what else ""
-            raise Forbidden(
-                f"key may not access knowledge bases {denied}",
-                message=f"无权访问{subject}知识库「{'、'.join(denied)}」",
-            )
-
-    def guard(self, open_kb: Callable[[str], T]) -> Callable[[str], T]:
-        """``open_kb`` that refuses (403) a KB this caller may not read: an app answering for a
-        scoped key never reads another KB's chunks, whatever it opens on its own."""
-        if self.kbs is None:
-            return open_kb
-
-        def guarded(name: str) -> T:
-            self.require_kb(name)
-            return open_kb(name)
-
-        return guarded
-
-
-#: a server without credentials: everyone may read and write every KB
-OPEN_ACCESS = Access()
+# -- access: who calls and what they may do (the rule: :mod:`.auth`) ----------------------------
 _BEARER = HTTPBearer(
     auto_error=False,
     description="API Key（ZHIWEN_API__KEYS）或管理员令牌（ZHIWEN_API__ADMIN_TOKEN）；未配置任何凭据时不需要",
 )
-
-
-def _same(given: bytes, secret: str) -> bool:
-    return hmac.compare_digest(given, secret.encode("utf-8"))
-
-
-def _match_key(token: str, specs: list[KeySpec]) -> KeySpec | None:
-    """The key spec whose key is ``token``; every key is compared (constant time, no early
-    exit), so the time taken does not tell which key came close."""
-    given = token.encode("utf-8")
-    found: KeySpec | None = None
-    for spec in specs:
-        if _same(given, spec.key) and found is None:
-            found = spec
-    return found
-
-
-def resolve_access(settings: Settings, token: str | None, caller: str = "") -> Access:
-    """The :class:`Access` of a bearer ``token`` (None: none sent) under ``settings``: 401 / 3006
-    when credentials are configured and the token is missing or matches none of them."""
-    api = settings.api
-    if not api.credentials_configured:
-        return Access(caller=caller)
-    if not token:
-        raise Unauthorized(
-            "missing bearer token",
-            message="未授权：未提供 API Key，请在请求头中携带 Authorization: Bearer <key>",
-        )
-    is_admin = bool(api.admin_token) and _same(token.encode("utf-8"), api.admin_token or "")
-    spec = _match_key(token, api.key_specs())
-    if is_admin:
-        return Access(caller=caller, admin=True)
-    if spec is None:
-        raise Unauthorized("wrong bearer token", message="未授权：API Key 错误")
-    kbs = frozenset(spec.kbs) if spec.kbs is not None else None
-    return Access(caller=caller, kbs=kbs, write=spec.write)
 
 
 def get_access(
@@ -360,6 +248,6 @@ def get_app_context(
     from zhiwen.appkit.context import build_context
 
     registry = get_kb_registry(request)
-    ctx = build_context(get_settings_dep(request), pipeline=pipeline)
+    ctx = build_context(get_settings_dep(request), pipeline=pipeline, setup_hints=registry.setup_hints)
     ctx.open_kb = access.guard(registry.get)
     return ctx

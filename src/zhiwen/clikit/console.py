@@ -32,10 +32,10 @@ from rich.markdown import Markdown
 from rich.markup import escape
 
 from zhiwen.answer.model import Answer
-from zhiwen.appkit.view import how_answered, sources_table
+from zhiwen.clikit.view import how_answered, sources_table
 from zhiwen.config import read_setting
 from zhiwen.documents import Chunk, Document, ParentHit, SearchHit
-from zhiwen.errors import InvalidParameter, ZhiwenError
+from zhiwen.errors import InvalidParameter, ZhiwenError, with_setup_hint
 from zhiwen.store.filters import Filter, coerce_scalar, parse_cli_filter
 
 P = ParamSpec("P")
@@ -92,8 +92,11 @@ def run_cli(fn: Callable[P, R]) -> Callable[P, R]:
         except (typer.Exit, typer.Abort, SystemExit):
             raise
         except ZhiwenError as exc:
+            from zhiwen.appkit.context import installed_setup_hint
+
             log.debug("command failed", exc_info=True)
-            print_error(exc)
+            # a KB found missing below the apps is named with the command that builds it
+            print_error(with_setup_hint(exc, installed_setup_hint))
             raise typer.Exit(exit_code_for(exc)) from None
         except KeyboardInterrupt:
             err_console.print("[yellow]已中断[/]")
@@ -226,13 +229,6 @@ def format_metadata(metadata: Mapping[str, Any], *, limit: int = 4) -> str:
 
 def fmt_score(x: float | None, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
-
-
-def require_question(text: str) -> str:
-    question = (text or "").strip()
-    if not question:
-        raise InvalidParameter("empty question", message="问题不能为空")
-    return question
 
 
 def print_understood(question: str, answer: Answer) -> None:

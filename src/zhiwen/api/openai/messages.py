@@ -34,10 +34,13 @@ from typing import Any
 
 from zhiwen.api.openai.errors import OpenAIError
 from zhiwen.api.openai.schemas import ChatMessage
+from zhiwen.validation import QuestionRefused, question_text
 
 
 @dataclass(slots=True)
-class Conversation:
+class ParsedMessages:
+    """The question (the last user message) and the messages before it."""
+
     question: str
     history: list[dict[str, Any]] = field(default_factory=list)
 
@@ -51,7 +54,7 @@ class Conversation:
         return [m["content"] for m in self.history] + [self.question]
 
 
-def parse_messages(messages: Sequence[ChatMessage], max_question_chars: int) -> Conversation:
+def parse_messages(messages: Sequence[ChatMessage], max_question_chars: int) -> ParsedMessages:
     """The question and the history; 400 when the last message is not a usable user message."""
     last = messages[-1]
     if last.role != "user":
@@ -60,20 +63,15 @@ def parse_messages(messages: Sequence[ChatMessage], max_question_chars: int) -> 
             message="messages 的最后一条必须是用户（user）消息",
             param="messages",
         )
-    question = last.text().strip()
-    if not question:
-        raise OpenAIError("empty question", message="问题不能为空", param="messages")
-    if len(question) > max_question_chars:
-        raise OpenAIError(
-            f"question has {len(question)} characters",
-            message=f"问题过长：{len(question)} 个字符，最多 {max_question_chars} 个",
-            param="messages",
-        )
+    try:
+        question = question_text(last.text(), max_question_chars)
+    except QuestionRefused as exc:
+        raise OpenAIError(exc.detail, message=exc.message, param="messages") from None
     history = [{"role": m.role, "content": m.text()} for m in messages[:-1]]
-    return Conversation(question=question, history=[m for m in history if m["content"]])
+    return ParsedMessages(question=question, history=[m for m in history if m["content"]])
 
 
-def derive_session_id(conversation: Conversation, *, model: str, caller: str, user: str | None) -> str:
+def derive_session_id(conversation: ParsedMessages, *, model: str, caller: str, user: str | None) -> str:
     users = conversation.earlier_user_texts()
     first = users[0] if users else conversation.question
     key = json.dumps([caller, user or "", model, conversation.system_text(), first], ensure_ascii=False)
