@@ -200,7 +200,7 @@ def path_recipes(b: Bench, item: Mapping[str, Any], _: Any) -> Result:
 
 
 def _route_ok(call: Call) -> bool:
-    from zhiwen.apps.recipes.routing import ROUTES
+    from zhiwen.apps.recipes.service import ROUTES
     from zhiwen.llm.parse import JSONRepairError, parse_json_lenient
 
     try:

@@ -31,6 +31,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import rjieba
@@ -214,6 +215,7 @@ class TitledCollection(Protocol):
     """What :func:`kb_vocabulary` needs of a knowledge base."""
 
     name: str
+    path: Path  # the KB's folder: two homes may hold a KB of the same name and revision
 
     @property
     def revision(self) -> int: ...
@@ -229,7 +231,7 @@ _KB_VOCABULARIES: LRU[Vocabulary] = LRU(16, "conversation_vocabulary")
 
 def kb_vocabulary(kb: TitledCollection) -> Vocabulary:
     """The KB's document titles as entities (cached until the KB changes)."""
-    key = (kb.name, kb.revision)
+    key = (str(kb.path), kb.revision)
     cached = _KB_VOCABULARIES.get(key)
     if cached is not None:
         return cached
