@@ -185,6 +185,17 @@ class ChunkDB(ChunkWrites):
                 found[cid] = Chunk(cid, doc_id, text, title, parent_id, json.loads(md))
         return [found[i] for i in ids if i in found]
 
+    def list_chunk_ids(self, doc_ids: Sequence[str] | None = None) -> list[str]:
+        """Chunk ids of ``doc_ids`` (None: of every document), in row order."""
+        conn = self.rconn()
+        if doc_ids is None:
+            return [r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY rowid")]
+        out: list[tuple[int, str]] = []
+        for part in _batches(list(dict.fromkeys(doc_ids))):
+            q = f"SELECT rowid, id FROM chunks WHERE doc_id IN ({_marks(part)})"
+            out.extend(conn.execute(q, tuple(part)))
+        return [cid for _, cid in sorted(out)]
+
     def get_parents(self, ids: Sequence[str]) -> list[Document]:
         found: dict[str, Document] = {}
         conn = self.rconn()
