@@ -157,14 +157,18 @@ def _commit(
 ) -> None:
     """Prune documents no longer in the source, then bump the revision once (write lock held)."""
     stale: list[str] = []
+    removed = 0
     if prune:
         keep = {d.id for d in docs} | {c.doc_id for c in chunk_list}
-        stale = sorted(kb.store.doc_ids() - keep)
-        if stale:
+        gone = sorted(kb.store.doc_ids() - keep)
+        if gone:
+            # a document holding chunks added by hand or FAQ entries keeps those
+            stale, parsed = kb.curation.pruning(gone)
             with kb.changing():
-                kb.store.delete(doc_ids=stale)
+                removed = kb.store.delete(doc_ids=stale, chunk_ids=parsed) if stale or parsed else 0
+                kb.curation.forget_documents(stale)
     report.deleted_documents = len(stale)
-    report.changed = not same or bool(stale)
+    report.changed = not same or bool(stale) or bool(removed)
     if report.changed:
         with deferred(), disk_errors(kb.name):  # the rows are committed: the revision must follow
             kb.bump_revision()
