@@ -63,12 +63,11 @@ class WordMatcher:
         out: Counter[str] = Counter()
         if self._starts is None:
             return out
-        words, lengths = self.words, self._lengths
+        words, lengths, end = self.words, self._lengths, len(text)
         for m in self._starts.finditer(text):
             i = m.start()
             for n in lengths[m.group()]:
-                piece = text[i : i + n]
-                if piece in words:
+                if i + n <= end and (piece := text[i : i + n]) in words:
                     out[piece] += 1
         return out
 

@@ -253,11 +253,12 @@ class Curation(CurationReads, CurationWords):
         holding hand-made or FAQ chunks lose only their parsed chunks."""
         return prune_plan(self.db, self.host.store, stale_docs)
 
-    def forget_documents(self, doc_ids: Sequence[str]) -> None:
-        """Deleted documents take their overlays with them."""
-        if doc_ids and self.db.exists():
+    def forget(self, *, doc_ids: Sequence[str] = (), chunk_ids: Sequence[str] = ()) -> None:
+        """Deleted documents and chunks take their overlays with them."""
+        if (doc_ids or chunk_ids) and self.db.exists():
             with self.db.transaction() as tx:
                 tx.drop_documents(list(doc_ids))
+                tx.drop_overlays(list(chunk_ids))
 
     def close(self) -> None:
         self.stop()

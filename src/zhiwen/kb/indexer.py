@@ -166,7 +166,7 @@ def _commit(
             stale, parsed = kb.curation.pruning(gone)
             with kb.changing():
                 removed = kb.store.delete(doc_ids=stale, chunk_ids=parsed) if stale or parsed else 0
-                kb.curation.forget_documents(stale)
+                kb.curation.forget(doc_ids=stale, chunk_ids=parsed)
     report.deleted_documents = len(stale)
     report.changed = not same or bool(stale) or bool(removed)
     if report.changed:

@@ -302,7 +302,7 @@ class KnowledgeBase(KBEmbedding, KBSearch):
         with self.writing(wait=wait):
             with self.changing():
                 removed = self.store.delete(doc_ids=list(doc_ids))
-                self.curation.forget_documents(list(doc_ids))
+                self.curation.forget(doc_ids=list(doc_ids))
             if removed:
                 with deferred(), disk_errors(self.name):
                     self.bump_revision()
