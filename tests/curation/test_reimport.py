@@ -107,3 +107,28 @@ def test_deleted_documents_take_their_overlays(curated: KnowledgeBase) -> None:
     curated.delete_documents(["policy"])
     reimport(curated)
     assert curated.curation.get_chunk("policy#2").enabled
+
+
+def test_a_reworded_paragraph_keeps_its_overlay_when_ids_shift(curated: KnowledgeBase) -> None:
+    cur = curated.curation
+    cur.update("policy#1", text="## 换货\n质量问题一个月内包换。", actor=ACTOR)
+    text = MANUAL["policy"][1].replace("## 换货", "## 退款\n三日内到账。\n\n## 换货")
+    text = text.replace("十五天", "二十天")
+    reimport(curated, {"policy": text})
+    by_head = {v.text.splitlines()[0]: v for v in cur.list_chunks("policy")}
+    moved = by_head["## 换货"]
+    assert moved.id == "policy#2" and moved.stale and "一个月" in moved.text
+    assert "二十天" in (moved.source_text or "")
+    assert not by_head["## 退款"].edited and not by_head["## 退款"].stale  # now at the old id
+
+
+def test_a_vanished_paragraph_keeps_its_edit_under_a_free_id(curated: KnowledgeBase) -> None:
+    cur = curated.curation
+    cur.update("guide#2", text="## 导入文档\n站长改写：支持拖拽上传。", actor=ACTOR)
+    text = MANUAL["guide"][1].split("## 导入文档")[0] + "## 常见错误\n端口被占用时换一个端口。\n"
+    reimport(curated, {"guide": text})
+    views = {v.id: v for v in cur.list_chunks("guide")}
+    assert "常见错误" in views["guide#2"].text and not views["guide#2"].edited  # the new paragraph
+    orphan = next(v for v in views.values() if "拖拽上传" in v.text)
+    assert orphan.stale and orphan.id != "guide#2"
+    assert [h.id for h in curated.search("拖拽上传", top_k=1)] == [orphan.id]

@@ -7,10 +7,12 @@ that have overlays, returns what the store must hold instead:
 * a chunk whose source text did not change keeps its overlay — edit, disabled or deleted,
   questions, keywords — under its id, or under the id its paragraph moved to when a section
   was inserted above it (matched by the source text's hash);
-* a chunk whose source changed under an overlay keeps it, with the new source, marked
-  ``stale`` (「原文已更新」) for the owners to review — a deletion does not outlive a changed
-  paragraph: it comes back, stale;
-* an overlaid chunk whose paragraph is gone stays (stale) unless it was deleted;
+* a chunk whose source changed under an overlay keeps it, with the new source — the new
+  paragraph most like the old one (rapidfuzz ratio ≥ 60, the same place counts a little) —
+  marked ``stale`` (「原文已更新」) for the owners to review; a deletion does not outlive a
+  changed paragraph: it comes back, stale;
+* an overlaid chunk whose paragraph is gone (nothing similar left) stays, stale, under its id
+  (or a new one when a new paragraph took it), unless it was deleted;
 * chunks added by hand or as FAQ entries (``manual``, ``faq``) are never removed by an import
   of parsed documents; pruning a document that holds some removes only its parsed chunks
   (:func:`prune_plan`).
@@ -27,14 +29,21 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from rapidfuzz import fuzz
 
 from zhiwen.curation.db import CurationDB
 from zhiwen.curation.model import Overlay
 from zhiwen.curation.sync import curated_parent
 from zhiwen.documents import Chunk, Document, content_hash
 from zhiwen.store.base import Store
+
+# how similar (rapidfuzz ratio, 0-100) a changed paragraph must stay to keep its overlay
+_SIMILAR = 60.0
+_SAME_PLACE = 10.0
 
 
 @dataclass(slots=True)
@@ -98,18 +107,35 @@ def _curate_doc(chunks: list[Chunk], overlays: dict[str, Overlay]) -> dict[str, 
             now[c.id] = o.with_(source=c)
         else:
             waiting.append(o)
+    if not waiting:
+        return now
     free = {content_hash(c.text): c for c in reversed(chunks) if c.id not in now}
+    changed: list[Overlay] = []
     for o in waiting:
         c = free.get(o.source_hash)
         if c is not None and c.id not in now:
             now[c.id] = o.with_(source=c)  # its paragraph moved (a section inserted above it)
-            continue
-        c = by_id.get(o.chunk_id)
-        if c is not None and c.id not in now:
+        else:
+            changed.append(o)
+    for o in changed:
+        c = _closest(o, [c for c in chunks if c.id not in now])
+        if c is not None:
             now[c.id] = o.with_(source=c, stale=True, deleted=False)
-        elif c is None and not o.deleted:
-            now[o.chunk_id] = o.with_(stale=True)  # its paragraph is gone: the owner decides
+        elif not o.deleted:  # its paragraph is gone: kept, stale, for the owners to decide
+            cid = o.chunk_id if o.chunk_id not in by_id else f"{o.doc_id}#o{o.source_hash[:12]}"
+            now[cid] = o.with_(source=dataclasses.replace(o.source, id=cid), stale=True)
     return now
+
+
+def _closest(overlay: Overlay, candidates: list[Chunk]) -> Chunk | None:
+    """The new paragraph an overlay's changed source most likely became: the most similar text
+    (rapidfuzz ratio, a small bonus for the same place), if similar enough."""
+    best, best_score = None, _SIMILAR
+    for c in candidates:
+        score = fuzz.ratio(overlay.source.text, c.text) + (_SAME_PLACE if c.id == overlay.chunk_id else 0.0)
+        if score >= best_score:
+            best, best_score = c, score
+    return best
 
 
 def commit_batch(db: CurationDB, batch: CuratedBatch) -> None:
