@@ -176,3 +176,29 @@ def test_hits_are_counted(curated: KnowledgeBase) -> None:
         curated.search("pip install 安装", top_k=1)
     curated.curation.flush_hits()
     assert curated.curation.get_chunk("guide#0").hits == 3
+
+
+def test_faq_entries_in_bulk_listed_deleted_and_restored(curated: KnowledgeBase) -> None:
+    """What an FAQ import does: many entries (a chunk and its questions each) as one change."""
+    cur = curated.curation
+    entries = [
+        NewChunk(
+            doc_id="faq",
+            chunk_id=f"faq#{i}",
+            text=f"第{i}条答案：编号 a{i}x 的规定。",
+            questions=[f"问题 q{i}x 怎么办", f"问法 r{i}x"],
+            origin="faq",
+            parent_id=f"faq#{i}",
+            extra={"分类": "售后" if i % 2 else "物流"},
+        )
+        for i in range(600)
+    ]
+    views = cur.add_many(entries, actor=ACTOR, action="faq_import")
+    assert len(views) == 600 and cur.changes(limit=1)[0].action == "faq_import"
+    listed = cur.chunks_of_origin("faq")
+    assert len(listed) == 600 and {v.extra["分类"] for v in listed} == {"售后", "物流"}
+    assert found(curated, "问法 r417x")[0] == "faq#417"
+    assert cur.delete_many([f"faq#{i}" for i in range(600)], actor=ACTOR) == 600
+    assert cur.chunks_of_origin("faq") == [] and found(curated, "问法 r417x", "bm25") == []
+    cur.undo(actor=ACTOR)
+    assert len(cur.chunks_of_origin("faq")) == 600 and found(curated, "问法 r417x")[0] == "faq#417"

@@ -229,28 +229,27 @@ class CurationDB:
             conn = self._connect(create=False)
             return [] if conn is None else conn.execute(query, tuple(params)).fetchall()
 
-    # -- overlays ---------------------------------------------------------------------------
-    def overlays(self, chunk_ids: Sequence[str]) -> dict[str, Overlay]:
-        out: dict[str, Overlay] = {}
-        ids = list(dict.fromkeys(chunk_ids))
+    def _read_in(self, query: str, keys: Sequence[str]) -> list[tuple[Any, ...]]:
+        """``query`` with its ``IN ({})`` filled by ``keys``, in batches under SQLite's limit."""
+        out: list[tuple[Any, ...]] = []
+        ids = list(dict.fromkeys(keys))
         for i in range(0, len(ids), _BATCH):
             part = ids[i : i + _BATCH]
-            for cid, state in self._read(
-                f"SELECT chunk_id, state FROM overlays WHERE chunk_id IN ({_marks(len(part))})", part
-            ):
-                out[cid] = Overlay.from_json(json.loads(state))
+            out.extend(self._read(query.format(_marks(len(part))), part))
         return out
 
+    # -- overlays ---------------------------------------------------------------------------
+    def overlays(self, chunk_ids: Sequence[str]) -> dict[str, Overlay]:
+        rows = self._read_in("SELECT chunk_id, state FROM overlays WHERE chunk_id IN ({})", chunk_ids)
+        return {cid: Overlay.from_json(json.loads(state)) for cid, state in rows}
+
     def overlays_of_docs(self, doc_ids: Sequence[str]) -> dict[str, Overlay]:
-        out: dict[str, Overlay] = {}
-        ids = list(dict.fromkeys(doc_ids))
-        for i in range(0, len(ids), _BATCH):
-            part = ids[i : i + _BATCH]
-            for cid, state in self._read(
-                f"SELECT chunk_id, state FROM overlays WHERE doc_id IN ({_marks(len(part))})", part
-            ):
-                out[cid] = Overlay.from_json(json.loads(state))
-        return out
+        rows = self._read_in("SELECT chunk_id, state FROM overlays WHERE doc_id IN ({})", doc_ids)
+        return {cid: Overlay.from_json(json.loads(state)) for cid, state in rows}
+
+    def overlays_of_origin(self, origin: str) -> list[Overlay]:
+        rows = self._read("SELECT state FROM overlays WHERE origin = ? ORDER BY doc_id, chunk_id", (origin,))
+        return [Overlay.from_json(json.loads(r[0])) for r in rows]
 
     def disabled_matching(self, needle: str, limit: int) -> list[Overlay]:
         """Disabled chunks whose text (or a question) contains ``needle`` (case-insensitive)."""
@@ -263,26 +262,17 @@ class CurationDB:
 
     def kept_vectors(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, np.ndarray]]:
         """chunk id → (content hash, vector) kept when the chunk was disabled."""
-        out: dict[str, tuple[str, np.ndarray]] = {}
-        for cid, blob, h in self._read(
-            f"SELECT chunk_id, vector, vector_hash FROM overlays WHERE vector IS NOT NULL"
-            f" AND chunk_id IN ({_marks(len(chunk_ids))})",
-            list(chunk_ids),
-        ):
-            out[cid] = (h, np.frombuffer(blob, np.float32).copy())
-        return out
+        rows = self._read_in(
+            "SELECT chunk_id, vector, vector_hash FROM overlays WHERE vector IS NOT NULL"
+            " AND chunk_id IN ({})",
+            chunk_ids,
+        )
+        return {cid: (h, np.frombuffer(blob, np.float32).copy()) for cid, blob, h in rows}
 
     def parents(self, doc_ids: Sequence[str]) -> dict[str, Document]:
         """The parents of ``doc_ids`` as imported, for the curated ones."""
-        out: dict[str, Document] = {}
-        ids = list(dict.fromkeys(doc_ids))
-        for i in range(0, len(ids), _BATCH):
-            part = ids[i : i + _BATCH]
-            for doc_id, doc in self._read(
-                f"SELECT doc_id, doc FROM parents WHERE doc_id IN ({_marks(len(part))})", part
-            ):
-                out[doc_id] = Document(**json.loads(doc))
-        return out
+        rows = self._read_in("SELECT doc_id, doc FROM parents WHERE doc_id IN ({})", doc_ids)
+        return {doc_id: Document(**json.loads(doc)) for doc_id, doc in rows}
 
     def keywords(self) -> dict[str, tuple[str, ...]]:
         rows = self._read("SELECT chunk_id, keywords FROM overlays WHERE keywords != '[]'")
@@ -293,19 +283,8 @@ class CurationDB:
 
     def protected_docs(self, doc_ids: Sequence[str]) -> set[str]:
         """Those of ``doc_ids`` that hold chunks added by hand or as FAQ entries."""
-        found: set[str] = set()
-        ids = list(dict.fromkeys(doc_ids))
-        for i in range(0, len(ids), _BATCH):
-            part = ids[i : i + _BATCH]
-            found.update(
-                r[0]
-                for r in self._read(
-                    "SELECT DISTINCT doc_id FROM overlays WHERE origin != 'parsed'"
-                    f" AND doc_id IN ({_marks(len(part))})",
-                    part,
-                )
-            )
-        return found
+        query = "SELECT DISTINCT doc_id FROM overlays WHERE origin != 'parsed' AND doc_id IN ({})"
+        return {r[0] for r in self._read_in(query, doc_ids)}
 
     # -- log --------------------------------------------------------------------------------
     def changes(self, *, limit: int = 50, target: str | None = None) -> list[Change]:
@@ -345,13 +324,9 @@ class CurationDB:
         return str(rows[0][0]) if rows else None
 
     def hits(self, chunk_ids: Sequence[str]) -> dict[str, int]:
-        if not chunk_ids:
-            return {}
         return {
             cid: int(n)
-            for cid, n in self._read(
-                f"SELECT chunk_id, n FROM hits WHERE chunk_id IN ({_marks(len(chunk_ids))})", list(chunk_ids)
-            )
+            for cid, n in self._read_in("SELECT chunk_id, n FROM hits WHERE chunk_id IN ({})", chunk_ids)
         }
 
     def add_hits(self, counts: Mapping[str, int]) -> None:

@@ -189,6 +189,7 @@ class ChunkView:
     hits: int
     source_text: str | None  # the imported text, when the owner edited it
     metadata: Mapping[str, Any]
+    extra: Mapping[str, Any]  # what its adder kept with it (an FAQ entry's category)
 
     @classmethod
     def of(cls, chunk: Chunk, overlay: Overlay | None, hits: int = 0) -> ChunkView:
@@ -209,12 +210,13 @@ class ChunkView:
             hits=hits,
             source_text=o.source.text if o.edited else None,
             metadata=dict(eff.metadata),
+            extra=dict(o.extra),
         )
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
         out["questions"], out["keywords"] = list(self.questions), list(self.keywords)
-        out["metadata"] = dict(self.metadata)
+        out["metadata"], out["extra"] = dict(self.metadata), dict(self.extra)
         return out
 
 

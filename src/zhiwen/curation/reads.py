@@ -85,6 +85,11 @@ class CurationReads:
         found += self._views_of((), {o.chunk_id: o for o in off})
         return found[:limit]
 
+    def chunks_of_origin(self, origin: str) -> list[ChunkView]:
+        """Every chunk added by hand (``manual``) or as an FAQ entry (``faq``), disabled ones too."""
+        overlays = {o.chunk_id: o for o in self.db.overlays_of_origin(origin) if not o.deleted}
+        return self._views_of(self.host.store.get_chunks(list(overlays)), overlays)
+
     def changes(self, *, limit: int = 50, chunk_id: str | None = None) -> list[Change]:
         """The change log, newest first (of one chunk, or of the whole KB)."""
         return self.db.changes(limit=max(1, min(int(limit), _MAX_LIMIT)), target=chunk_id)

@@ -117,10 +117,20 @@ class Curation(CurationReads, CurationWords):
     def delete(self, chunk_id: str, *, actor: str) -> None:
         """Delete a chunk: one added by hand or as an FAQ entry is gone; an imported one stays
         deleted across re-imports while its source paragraph is unchanged (undo brings it back)."""
+        self.delete_many([chunk_id], actor=actor)
+
+    def delete_many(self, chunk_ids: Sequence[str], *, actor: str) -> int:
+        """Delete chunks (see :meth:`delete`) as one recorded change; 404 when one is unknown."""
+        ids = list(dict.fromkeys(chunk_ids))
+        if not ids:
+            return 0
         with self.host.writing():
-            before = self._current(chunk_id)
-            after = before.with_(deleted=True) if before.origin == "parsed" else None
-            self._commit("delete", actor, chunk_id, [(before, after)])
+            befores = [self._current(cid) for cid in ids]
+            pairs: list[Pair] = [
+                (b, b.with_(deleted=True) if b.origin == "parsed" else None) for b in befores
+            ]
+            self._commit("delete", actor, ids[0] if len(ids) == 1 else f"{len(ids)} chunks", pairs)
+        return len(ids)
 
     def add(self, new: NewChunk, *, actor: str) -> ChunkView:
         """Add one chunk to a document (see :meth:`add_many`)."""

@@ -6,8 +6,8 @@ retrieval pipeline, the apps, ``/search`` — gets the same behaviour without kn
 
 * **questions** — a chunk's question is a row of its own (``<chunk id>::q<n>``, its own tokens
   and vector); a hit on it counts as a hit on the chunk, at the best score of the two, in each
-  branch before fusion (so BM25 and dense agree on ids). The branch asks for twice the
-  candidates while the KB has questions, so folding never leaves it short;
+  branch before fusion (so BM25 and dense agree on ids). When folding leaves a branch short of
+  its ``k`` candidates, it asks the store again for twice as many;
 * **synonyms** — :meth:`~zhiwen.curation.lexicon.Lexicon.expand` adds the other terms of a
   query term's group to the lexical query (weighted where the store honours term weights).
 
@@ -66,16 +66,23 @@ class CuratedStore:
         expanded, weights = self._tokenizer.lexicon.expand(
             tokens, weights, weighted=self.features.term_weights
         )
-        if not self._has_questions():
-            return self.inner.search_text(expanded, k, filters, k1=k1, b=b, weights=weights)
-        return fold_questions(
-            self.inner.search_text(expanded, 2 * k, filters, k1=k1, b=b, weights=weights), k
+        return self._folded(
+            lambda n: self.inner.search_text(expanded, n, filters, k1=k1, b=b, weights=weights), k
         )
 
     def search_vector(self, vector: np.ndarray, k: int, filters: Filter | None = None) -> Scored:
+        return self._folded(lambda n: self.inner.search_vector(vector, n, filters), k)
+
+    def _folded(self, search: Callable[[int], Scored], k: int) -> Scored:
+        """``search(k)`` with question rows folded; asked again for twice as many when folding
+        left it short (question rows took places), so a chunk never loses its place to them."""
+        got = search(k)
         if not self._has_questions():
-            return self.inner.search_vector(vector, k, filters)
-        return fold_questions(self.inner.search_vector(vector, 2 * k, filters), k)
+            return got
+        folded = fold_questions(got, k)
+        if len(folded) < k <= len(got):
+            folded = fold_questions(search(2 * k), k)
+        return folded
 
     # -- the rest is the store's ------------------------------------------------------------
     @property
