@@ -132,3 +132,14 @@ def test_a_vanished_paragraph_keeps_its_edit_under_a_free_id(curated: KnowledgeB
     orphan = next(v for v in views.values() if "拖拽上传" in v.text)
     assert orphan.stale and orphan.id != "guide#2"
     assert [h.id for h in curated.search("拖拽上传", top_k=1)] == [orphan.id]
+
+
+def test_an_unchanged_resync_writes_nothing_beside_faq_entries(curated: KnowledgeBase) -> None:
+    curated.curation.add(
+        NewChunk(doc_id="faq", chunk_id="faq#1", text="周末也发货。", questions=["周末发货吗"], origin="faq"),
+        actor=ACTOR,
+    )
+    curated.curation.update("policy#2", enabled=False, actor=ACTOR)
+    rev = curated.revision
+    report = curated.index_documents(manual_docs(), prune=True, progress=False)
+    assert not report.changed and curated.revision == rev

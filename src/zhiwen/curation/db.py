@@ -278,6 +278,14 @@ class CurationDB:
         rows = self._read("SELECT chunk_id, keywords FROM overlays WHERE keywords != '[]'")
         return {cid: tuple(json.loads(kw)) for cid, kw in rows}
 
+    def added_rows(self) -> dict[str, int]:
+        """doc id → store rows (chunk + question rows) of its searchable manual and FAQ chunks."""
+        rows = self._read(
+            "SELECT doc_id, SUM(1 + n_questions) FROM overlays WHERE origin != 'parsed'"
+            " AND json_extract(state, '$.enabled') AND NOT json_extract(state, '$.deleted') GROUP BY doc_id"
+        )
+        return {doc_id: int(n) for doc_id, n in rows}
+
     def has_questions(self) -> bool:
         return bool(self._read("SELECT 1 FROM overlays WHERE n_questions > 0 LIMIT 1"))
 

@@ -258,6 +258,13 @@ class Curation(CurationReads, CurationWords):
             if any(o.questions for o in batch.overlays):
                 self.has_questions = True
 
+    def rows_outside(self, doc_ids: set[str]) -> int:
+        """Store rows of chunks added by hand or as FAQ entries to documents not in ``doc_ids``
+        (what a full re-sync of those documents leaves alone)."""
+        if not self.db.exists():
+            return 0
+        return sum(n for doc_id, n in self.db.added_rows().items() if doc_id not in doc_ids)
+
     def pruning(self, stale_docs: Sequence[str]) -> tuple[list[str], list[str]]:
         """Documents a re-sync no longer has: (delete whole, chunk ids to delete) — documents
         holding hand-made or FAQ chunks lose only their parsed chunks."""

@@ -88,11 +88,17 @@ def index_lexical(
             _commit(kb, docs, chunk_list, prune, False, report)
         else:
             with kb.reading():
-                same = prune and lexical.unchanged(kb.store, docs, chunk_list)
+                same = prune and _unchanged(kb, docs, chunk_list)
             if not same:
                 _store(kb, docs, chunk_list, tokens, known)
             _commit(kb, docs, chunk_list, prune, same, report)
     prog.finish("lexical")
+
+
+def _unchanged(kb: KnowledgeBase, docs: list[Document], chunk_list: list[Chunk]) -> bool:
+    """A full re-sync that brings nothing new (chunks added by hand to other documents aside)."""
+    outside = kb.curation.rows_outside({d.id for d in docs} | {c.doc_id for c in chunk_list})
+    return lexical.unchanged(kb.store, docs, chunk_list, outside=outside)
 
 
 def _store(
@@ -217,7 +223,7 @@ def index_one_phase(
         report.resumed = len(chunk_list) - report.embedded
     with kb.writing(wait=wait, on_wait=prog.note):
         with kb.reading():
-            same = prune and lexical.unchanged(kb.store, docs, chunk_list)
+            same = prune and _unchanged(kb, docs, chunk_list)
         if not same:
             with kb.changing():
                 kb.store.upsert(chunk_list, tokens=tokens, vectors=vectors, parents=docs)

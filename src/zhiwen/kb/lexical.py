@@ -74,9 +74,11 @@ def same_chunk(a: Chunk, b: Chunk) -> bool:
     )
 
 
-def unchanged(store: Store, docs: list[Document], chunks: list[Chunk]) -> bool:
-    """True when the store holds exactly these documents and chunks (a full re-sync with nothing new)."""
-    if store.count() != len(chunks):
+def unchanged(store: Store, docs: list[Document], chunks: list[Chunk], *, outside: int = 0) -> bool:
+    """True when the store holds exactly these documents and chunks (a full re-sync with nothing new)
+    besides ``outside`` rows an import never touches (chunks added by hand or as FAQ entries to
+    documents of their own)."""
+    if store.count() != len(chunks) + outside:
         return False
     existing = {c.id: c for c in store.get_chunks([c.id for c in chunks])}
     parents = {d.id: d for d in store.get_parents([d.id for d in docs])}
