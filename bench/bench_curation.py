@@ -182,7 +182,7 @@ def sweeps(args: argparse.Namespace, name: str, docs: list[Document]) -> str:
                 )
         lexicon.KEYWORD_REPEAT = default_k
     head = [
-        "lever (default: weight 0.5, keywords ×3)",
+        "lever (default: weight 1.0, keywords ×3)",
         "hybrid hit@5",
         "hybrid MRR@5",
         "bm25 hit@5",
