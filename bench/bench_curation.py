@@ -10,8 +10,9 @@ Three parts, each a table:
    synonym groups, keywords; each configuration a fresh KB (the embedding cache makes that
    cheap). Also the synonym weight and the keyword repetition, swept.
 2. **latency** — a KB of N synthetic chunks (``hash`` embedder, 64-d) on the embedded store and
-   on PostgreSQL: the time from the call to the first search that shows the change, for an
-   edit, a disable, an enable and a chunk's questions; search p50 before and after; a
+   on PostgreSQL: the time from the call to the first (hybrid, top 5) search that shows the
+   change — the chunk among the hits for an edit, an enable or new questions, absent from them
+   for a disable —; search p50 before and after; a
    dictionary change re-tokenising the KB in the background (how long, and search p50 meanwhile).
 3. **re-import** — the manual and the recipes, a third of their chunks curated at random
    (edits, disables, deletes, questions, keywords) plus chunks added by hand and FAQ entries;
@@ -210,7 +211,7 @@ def p50(xs: list[float]) -> float:
 
 
 def until(
-    kb: KnowledgeBase, query: str, ok: Callable[[list[str]], bool], t0: float, limit: float = 10.0
+    kb: KnowledgeBase, query: str, ok: Callable[[list[str]], bool], t0: float, limit: float = 30.0
 ) -> float:
     while True:
         ids = [h.id for h in kb.search(query, top_k=5)]
@@ -229,10 +230,10 @@ def timed_ops(kb: KnowledgeBase, n: int, trials: int) -> dict[str, tuple[list[fl
         i = rng.randrange(n)
         cid, marker = f"d{i // 10}#{i % 10}", f"u{i}q"
         steps: list[tuple[str, dict[str, Any], str, Callable[[list[str]], bool]]] = [
-            ("edit", {"text": f"改写 e{t}w {marker}"}, f"e{t}w", lambda ids, c=cid: ids[:1] == [c]),
+            ("edit", {"text": f"改写 e{t}w {marker}"}, f"e{t}w", lambda ids, c=cid: c in ids),
             ("disable", {"enabled": False}, marker, lambda ids, c=cid: c not in ids),
-            ("enable", {"enabled": True}, marker, lambda ids, c=cid: ids[:1] == [c]),
-            ("questions", {"questions": [f"问 q{t}w"]}, f"q{t}w", lambda ids, c=cid: ids[:1] == [c]),
+            ("enable", {"enabled": True}, marker, lambda ids, c=cid: c in ids),
+            ("questions", {"questions": [f"问 q{t}w"]}, f"q{t}w", lambda ids, c=cid: c in ids),
         ]
         for op, change, query, ok in steps:
             t0 = time.perf_counter()
