@@ -546,3 +546,104 @@ def test_build_index_and_stats_report_vectors(store: Store) -> None:
     assert st["vectors"] == len(CHUNKS)
     assert st["vector_index"] in {"ready", "building", "pending", "not_needed"}
     assert ids(store.search_vector(unit(3), k=1)) == ["c#0"]
+
+
+# -- chunk-level writes (curation) ---------------------------------------------------------------
+def test_put_chunks_keeps_the_other_chunks_of_the_document(store: Store) -> None:
+    edited = chunk("a#0", "a", "宫保鸡丁 改写", category="meat", difficulty=3)
+    store.put_chunks([edited], tokens=[["宫保鸡丁", "改写"]], vectors=unit(7)[None, :])
+    assert store.get_chunks(["a#0", "a#1"]) == [edited, CHUNKS[1]]
+    assert store.count() == len(CHUNKS)
+    assert ids(store.search_text(["改写"], k=5)) == ["a#0"]
+    assert ids(store.search_text(["做法"], k=5)) == ["a#1"]
+    assert ids(store.search_vector(unit(7), k=1)) == ["a#0"]
+    assert "a#0" not in ids(store.search_text(["花生"], k=5))
+
+
+def test_put_chunks_adds_rows_and_documents_and_removes_in_one_write(store: Store) -> None:
+    question = chunk("a#1::q0", "a", "宫保鸡丁怎么做", category="meat", _target="a#1")
+    manual = chunk("m#0", "m", "手工添加 段落", category="note")
+    store.put_chunks(
+        [question, manual],
+        tokens=[["宫保鸡丁", "怎么", "做"], ["手工", "添加", "段落"]],
+        vectors=np.stack([unit(6), unit(5, 6, 0.3)]),
+        parents=[Document(id="m", text="手工", title="手工")],
+        remove=["e#0", "nope"],
+    )
+    assert store.count() == len(CHUNKS) + 1
+    assert store.get_chunks(["a#1::q0", "m#0", "e#0"]) == [question, manual]
+    assert store.get_parents(["m"]) == [Document(id="m", text="手工", title="手工")]
+    assert {"a", "b", "c", "d", "m"} <= store.doc_ids()  # "e" may stay listed by its parent
+    assert ids(store.search_text(["怎么"], k=5)) == ["a#1::q0"]
+    assert store.search_text(["青菜"], k=5) == []
+    assert ids(store.search_vector(unit(6), k=1)) == ["a#1::q0"]
+    assert ids(store.search_text(["段落"], k=5, filters=parse_filters({"category": "note"}))) == ["m#0"]
+    assert store.vector_count() == len(CHUNKS) + 1
+
+
+def test_put_chunks_remove_only_and_put_wins_over_remove(store: Store) -> None:
+    store.put_chunks([], tokens=[], remove=["a#1", "b#0"])
+    assert store.count() == len(CHUNKS) - 2
+    assert store.search_text(["做法"], k=5) == [] and store.search_text(["鸡蛋"], k=5) == []
+    assert "b#0" not in ids(store.search_vector(unit(2), k=10))
+    store.put_chunks([CHUNKS[2]], tokens=[TOKENS[2]], vectors=VECTORS[2:3], remove=["b#0"])
+    assert ids(store.search_text(["鸡蛋"], k=5)) == ["b#0"]
+    assert ids(store.search_vector(unit(2), k=1)) == ["b#0"]
+
+
+def test_put_chunks_without_vectors_keeps_the_vector_of_unchanged_content(store: Store) -> None:
+    store.put_chunks([CHUNKS[3]], tokens=[TOKENS[3]], vectors=None)
+    assert store.vector_count() == len(CHUNKS)
+    assert ids(store.search_vector(unit(3), k=1)) == ["c#0"]
+    changed = chunk("c#0", "c", "牛肉羹 改", category="soup")
+    store.put_chunks([changed], tokens=[["牛肉羹", "改"]], vectors=None)
+    assert store.missing_vector_ids() == ["c#0"]
+    assert ids(store.search_text(["改"], k=3)) == ["c#0"]
+
+
+def test_failed_put_chunks_leaves_state_intact(store: Store) -> None:
+    bad = np.full((1, DIM), np.nan, np.float32)
+    with pytest.raises(InvalidParameter):
+        store.put_chunks([chunk("a#0", "a", "坏")], tokens=[["坏"]], vectors=bad, remove=["b#0"])
+    with pytest.raises(InvalidParameter):
+        store.put_chunks([chunk("a#0", "a", "坏")], tokens=[["坏"], ["多"]], remove=["b#0"])
+    assert store.get_chunks(ALL_IDS) == CHUNKS
+    assert store.search_text(["坏"], k=5) == []
+
+
+def test_set_tokens_changes_bm25_and_keeps_text_and_vectors(store: Store, make_store) -> None:
+    new_tokens = {"a#0": ["宫保鸡丁", "招牌", "招牌"], "d#0": ["麻婆豆腐", "招牌"]}
+    assert store.set_tokens(["a#0", "d#0", "nope"], [*new_tokens.values(), ["x"]]) == 2
+    assert store.get_chunks(ALL_IDS) == CHUNKS
+    assert store.count() == len(CHUNKS) and store.vector_count() == len(CHUNKS)
+    np.testing.assert_allclose(store.get_vectors(["a#0"])["a#0"], normed(VECTORS[0]), atol=1e-5)
+    assert ids(store.search_vector(unit(0), k=1)) == ["a#0"]
+    assert "a#0" not in ids(store.search_text(["花生"], k=5))
+    # the same BM25 as a store written with these tokens from the start
+    fresh = make_store(dim=DIM)
+    tokens = [new_tokens.get(c.id, t) for c, t in zip(CHUNKS, TOKENS, strict=True)]
+    fresh.upsert(CHUNKS, tokens=tokens, vectors=VECTORS, parents=PARENTS)
+    for query in (["招牌"], ["宫保鸡丁", "辣椒"], ["豆腐", "招牌"]):
+        assert_same(store.search_text(query, k=10), fresh.search_text(query, k=10))
+    assert store.set_tokens([], []) == 0
+    with pytest.raises(InvalidParameter):
+        store.set_tokens(["a#0"], [["x"], ["y"]])
+
+
+def test_set_tokens_persists_across_reopen(make_store) -> None:
+    s1 = make_store(dim=DIM, name="tokens_kb")
+    s1.upsert(CHUNKS, tokens=TOKENS, vectors=VECTORS, parents=PARENTS)
+    s1.search_text(["辣椒"], k=3)
+    s1.set_tokens(["e#0"], [["清炒", "时蔬", "青菜", "素菜"]])
+    s1.close()
+    s2 = make_store(dim=DIM, name="tokens_kb")
+    assert ids(s2.search_text(["素菜"], k=3)) == ["e#0"]
+    assert ids(s2.search_vector(unit(5), k=1)) == ["e#0"]
+
+
+def test_list_chunk_ids(store: Store) -> None:
+    assert sorted(store.list_chunk_ids(["a", "c", "zzz"])) == ["a#0", "a#1", "c#0"]
+    assert sorted(store.list_chunk_ids()) == sorted(ALL_IDS)
+    assert store.list_chunk_ids([]) == []
+    store.put_chunks([chunk("a#2", "a", "新段")], tokens=[["新段"]], vectors=unit(1)[None, :])
+    assert sorted(store.list_chunk_ids(["a"])) == ["a#0", "a#1", "a#2"]

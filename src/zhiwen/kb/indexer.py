@@ -88,11 +88,17 @@ def index_lexical(
             _commit(kb, docs, chunk_list, prune, False, report)
         else:
             with kb.reading():
-                same = prune and lexical.unchanged(kb.store, docs, chunk_list)
+                same = prune and _unchanged(kb, docs, chunk_list)
             if not same:
                 _store(kb, docs, chunk_list, tokens, known)
             _commit(kb, docs, chunk_list, prune, same, report)
     prog.finish("lexical")
+
+
+def _unchanged(kb: KnowledgeBase, docs: list[Document], chunk_list: list[Chunk]) -> bool:
+    """A full re-sync that brings nothing new (chunks added by hand to other documents aside)."""
+    outside = kb.curation.rows_outside({d.id for d in docs} | {c.doc_id for c in chunk_list})
+    return lexical.unchanged(kb.store, docs, chunk_list, outside=outside)
 
 
 def _store(
@@ -157,14 +163,18 @@ def _commit(
 ) -> None:
     """Prune documents no longer in the source, then bump the revision once (write lock held)."""
     stale: list[str] = []
+    removed = 0
     if prune:
         keep = {d.id for d in docs} | {c.doc_id for c in chunk_list}
-        stale = sorted(kb.store.doc_ids() - keep)
-        if stale:
+        gone = sorted(kb.store.doc_ids() - keep)
+        if gone:
+            # a document holding chunks added by hand or FAQ entries keeps those
+            stale, parsed = kb.curation.pruning(gone)
             with kb.changing():
-                kb.store.delete(doc_ids=stale)
+                removed = kb.store.delete(doc_ids=stale, chunk_ids=parsed) if stale or parsed else 0
+                kb.curation.forget(doc_ids=stale, chunk_ids=parsed)
     report.deleted_documents = len(stale)
-    report.changed = not same or bool(stale)
+    report.changed = not same or bool(stale) or bool(removed)
     if report.changed:
         with deferred(), disk_errors(kb.name):  # the rows are committed: the revision must follow
             kb.bump_revision()
@@ -213,7 +223,7 @@ def index_one_phase(
         report.resumed = len(chunk_list) - report.embedded
     with kb.writing(wait=wait, on_wait=prog.note):
         with kb.reading():
-            same = prune and lexical.unchanged(kb.store, docs, chunk_list)
+            same = prune and _unchanged(kb, docs, chunk_list)
         if not same:
             with kb.changing():
                 kb.store.upsert(chunk_list, tokens=tokens, vectors=vectors, parents=docs)

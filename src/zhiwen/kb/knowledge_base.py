@@ -37,16 +37,14 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from zhiwen.config import Settings
+from zhiwen.curation import CuratedStore, Curation, KBTokenizer
 from zhiwen.documents import Chunk, Document
 from zhiwen.embed.base import Embedder
 from zhiwen.errors import InvalidParameter, KnowledgeBaseNotFound
@@ -55,6 +53,7 @@ from zhiwen.kb import indexer, lexical
 from zhiwen.kb.config import KBConfig, load_config, mask_url
 from zhiwen.kb.dense import FillReport, fill_vectors
 from zhiwen.kb.diskfaults import disk_errors, write_config
+from zhiwen.kb.embedding import VECTORS_KEY, KBEmbedding
 from zhiwen.kb.indexer import DENSE_MODES, DenseMode, IndexReport
 from zhiwen.kb.interrupt import deferred
 from zhiwen.kb.lazy_embedder import LazyEmbedder
@@ -64,14 +63,10 @@ from zhiwen.kb.search import KBSearch
 from zhiwen.kb.writer import KBLock, LockKind, kb_lock, wait_message
 from zhiwen.retrieve.hybrid import HybridRetriever
 from zhiwen.store import Store, open_store
-from zhiwen.text.tokenizer import Tokenizer
 
 log = logging.getLogger(__name__)
 
 __all__ = ["DENSE_MODES", "VECTORS_KEY", "DenseMode", "IndexReport", "KnowledgeBase", "config_stamp"]
-
-#: ``kb.json`` ``extra`` key: false declares a text-only KB (:attr:`KnowledgeBase.vectors_enabled`)
-VECTORS_KEY = "vectors"
 
 
 def config_stamp(path: Path) -> int:
@@ -82,7 +77,7 @@ def config_stamp(path: Path) -> int:
         return -1
 
 
-class KnowledgeBase(KBSearch):
+class KnowledgeBase(KBEmbedding, KBSearch):
     """One named knowledge base: tokenizer + embedder + store + hybrid retriever.
 
     Obtain it with :func:`open_kb`; all methods are safe to call from several threads.
@@ -105,17 +100,22 @@ class KnowledgeBase(KBSearch):
         self.path = path
         self.settings = settings
         self.store: Store = store if store is not None else self._open_store()
-        self.tokenizer = Tokenizer(mode=config.tokenizer_mode, user_dict=config.extra.get("user_dict"))
+        self.tokenizer = KBTokenizer(mode=config.tokenizer_mode, user_dict=config.extra.get("user_dict"))
         if embedder is None and self.store.dim is not None:
             embedder = LazyEmbedder(config.embedder, config.dim, settings)  # type: ignore[assignment]
         self.embedder: Embedder | None = embedder
-        self.retriever = HybridRetriever(
-            self.store, self.tokenizer, self.embedder, settings=settings.retrieval, kb_name=self.name
-        )
         self._rw = RWLock()
         self._index_lock = threading.RLock()
         self._closed = False
         self.config_stamp = config_stamp(path)  # which kb.json this instance reflects
+        #: the owners' chunks, dictionary and synonyms (``curation.sqlite``; none until a change)
+        self.curation = Curation(self)
+        # the search sees question rows as their chunk and expands queries with synonyms
+        searched = CuratedStore(self.store, self.tokenizer, lambda: self.curation.has_questions)
+        self.retriever = HybridRetriever(
+            searched, self.tokenizer, self.embedder, settings=settings.retrieval, kb_name=self.name
+        )
+        self.curation.resume()  # a dictionary change another process could not finish
 
     def _open_store(self) -> Store:
         return open_store(self.config.store, path=self.path / "store", name=self.name, dim=self.config.dim)
@@ -185,61 +185,6 @@ class KnowledgeBase(KBSearch):
         with self._rw.write(), disk_errors(self.name):
             yield
 
-    # -- embedding ---------------------------------------------------------------------------
-    @property
-    def lexical_first(self) -> bool:
-        """Whether the store takes chunks without vectors and fills them later (two-phase runs)."""
-        return self.store.dim is not None and self.embedder is not None and self.store.features.lexical_first
-
-    @property
-    def vectors_enabled(self) -> bool:
-        """False when the KB is declared text-only (``kb.json`` ``extra.vectors = false``: an app
-        whose quality the vectors do not change, see :mod:`zhiwen.appkit.setup`). Such a KB keeps
-        its embedder, so turning vectors on later needs no rebuild; until then nothing fills its
-        vectors and its searches run BM25 alone (no query embedding, no model load)."""
-        return self.config.extra.get(VECTORS_KEY, True) is not False
-
-    def real_embedder(self) -> Embedder:
-        """The provider itself (its ``name`` keys the embedding cache); the model loads on first use."""
-        assert self.embedder is not None
-        return self.embedder.get() if isinstance(self.embedder, LazyEmbedder) else self.embedder
-
-    def embedding_cache(self) -> Any:
-        """The home's embedding cache (a new connection; close it), or None when off or unusable."""
-        from zhiwen.embed import EmbeddingCache, default_cache_dir
-
-        if not self.settings.embedding.cache:
-            return None
-        try:
-            return EmbeddingCache(default_cache_dir(self.settings.home))
-        except (OSError, sqlite3.Error) as exc:  # read-only or full disk: index without it
-            log.warning("embedding cache unavailable (%s); indexing without it", exc)
-            return None
-
-    def cached_vectors(self, chunk_list: list[Chunk]) -> dict[str, np.ndarray]:
-        """Content hash → cached vector for the chunks of this run (for phase 1)."""
-        cache = self.embedding_cache()
-        if cache is None:
-            return {}
-        try:
-            found = cache.get_many([c.content_hash for c in chunk_list], model=self.real_embedder().name)
-        finally:
-            cache.close()
-        return {h: v for h, v in found.items() if v.shape[0] == self.store.dim}
-
-    def set_vectors(self, ids: Sequence[str], vectors: np.ndarray) -> int:
-        """Store vectors of existing chunks (hold the write lock; see :mod:`zhiwen.kb.dense`)."""
-        with self.changing():
-            return int(self.store.set_vectors(ids, vectors))
-
-    def dense_coverage(self) -> float | None:
-        """Share of chunks that have a vector (None: no vectors in this KB — none possible, or
-        declared text-only — or an empty KB)."""
-        if self.store.dim is None or not self.vectors_enabled:
-            return None
-        total = self.store.count()
-        return None if total == 0 else min(1.0, self.store.vector_count() / total)
-
     # -- indexing ---------------------------------------------------------------------------
     def index_documents(
         self,
@@ -270,12 +215,12 @@ class KnowledgeBase(KBSearch):
                 overlap=self.settings.retrieval.chunk_overlap_chars,
             )
             report = IndexReport(documents=len(docs), chunks=len(chunk_list), dense=dense)
-            if not self.lexical_first:
-                indexer.index_one_phase(self, docs, chunk_list, prune, prog, report, wait)
-                report.lexical_seconds = time.perf_counter() - start
-            else:
-                indexer.index_lexical(self, docs, chunk_list, prune, prog, report, wait)
-                report.lexical_seconds = time.perf_counter() - start
+            # owners' edits, disabled chunks, questions and keywords survive the re-import
+            with self.curation.importing(docs, chunk_list, wait=wait) as batch:
+                phase = indexer.index_lexical if self.lexical_first else indexer.index_one_phase
+                phase(self, batch.docs, batch.chunks, prune, prog, report, wait)
+            report.lexical_seconds = time.perf_counter() - start
+            if self.lexical_first:
                 indexer.index_dense(self, dense, prog, report, wait)
             report.seconds = time.perf_counter() - start
         log.info(
@@ -357,6 +302,7 @@ class KnowledgeBase(KBSearch):
         with self.writing(wait=wait):
             with self.changing():
                 removed = self.store.delete(doc_ids=list(doc_ids))
+                self.curation.forget(doc_ids=list(doc_ids))
             if removed:
                 with deferred(), disk_errors(self.name):
                     self.bump_revision()
@@ -393,6 +339,7 @@ class KnowledgeBase(KBSearch):
             return
         self._closed = True
         self.retriever.close()
+        self.curation.close()
         self.store.close()
 
     @property

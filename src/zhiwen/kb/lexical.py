@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from zhiwen.curation.lexicon import KBTokenizer
 from zhiwen.documents import Chunk, Document
 from zhiwen.errors import IngestError
 from zhiwen.kb.progress import IndexProgress
 from zhiwen.store import Store
-from zhiwen.text.tokenizer import Tokenizer
 
 _TOKENIZE_SLICE = 256  # passages per progress step
 
@@ -53,12 +53,13 @@ def prepare(
     return docs, chunk_list
 
 
-def tokenize(tokenizer: Tokenizer, chunks: list[Chunk], progress: IndexProgress) -> list[list[str]]:
-    """Tokens of every chunk's ``embed_text``, advancing the ``lexical`` phase as it goes."""
+def tokenize(tokenizer: KBTokenizer, chunks: list[Chunk], progress: IndexProgress) -> list[list[str]]:
+    """Tokens of every chunk (its ``embed_text``'s, with the KB's words, and its keywords),
+    advancing the ``lexical`` phase as it goes."""
     out: list[list[str]] = []
     for start in range(0, len(chunks), _TOKENIZE_SLICE):
         part = chunks[start : start + _TOKENIZE_SLICE]
-        out.extend(list(t) for t in tokenizer.tokenize_many(c.embed_text for c in part))
+        out.extend(tokenizer.chunk_tokens(c) for c in part)
         progress.advance("lexical", len(part))
     return out
 
@@ -73,9 +74,11 @@ def same_chunk(a: Chunk, b: Chunk) -> bool:
     )
 
 
-def unchanged(store: Store, docs: list[Document], chunks: list[Chunk]) -> bool:
-    """True when the store holds exactly these documents and chunks (a full re-sync with nothing new)."""
-    if store.count() != len(chunks):
+def unchanged(store: Store, docs: list[Document], chunks: list[Chunk], *, outside: int = 0) -> bool:
+    """True when the store holds exactly these documents and chunks (a full re-sync with nothing new)
+    besides ``outside`` rows an import never touches (chunks added by hand or as FAQ entries to
+    documents of their own)."""
+    if store.count() != len(chunks) + outside:
         return False
     existing = {c.id: c for c in store.get_chunks([c.id for c in chunks])}
     parents = {d.id: d for d in store.get_parents([d.id for d in docs])}

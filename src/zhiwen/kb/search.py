@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from zhiwen.curation import Curation
 from zhiwen.documents import Chunk, Document, ParentHit, SearchHit
 from zhiwen.errors import InvalidParameter
 from zhiwen.kb.locks import RWLock
@@ -32,6 +33,7 @@ class KBSearch:
 
     store: Store
     retriever: HybridRetriever
+    curation: Curation
     _rw: RWLock
 
     def embed_query(self, query: str) -> np.ndarray:
@@ -98,7 +100,9 @@ class KBSearch:
         with self._rw.read():
             if kwargs.get("filters"):
                 kwargs["filters"] = self.check_filters(kwargs["filters"])
-            return self.retriever.run_detailed(query, **kwargs)
+            result = self.retriever.run_detailed(query, **kwargs)
+        self.curation.note_hits(h.id for h in result.hits)
+        return result
 
     def check_filters(self, filters: Filter | Mapping[str, Any] | None) -> Filter:
         """``filters`` parsed, every field one this KB has (else a 422 listing the known fields).
@@ -136,7 +140,9 @@ class KBSearch:
         with self._rw.read():
             flt = self.check_filters(filters) if filters else None
             hits = self.retriever.run(query, mode=self._mode(mode), top_k=k, filters=flt)
-            return aggregate_parents(hits, self.store, top_k)
+            parents = aggregate_parents(hits, self.store, top_k)
+        self.curation.note_hits(h.id for p in parents for h in p.matched_chunks)
+        return parents
 
     def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
         with self._rw.read():

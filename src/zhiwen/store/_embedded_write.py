@@ -1,7 +1,8 @@
 """The writes of the embedded store's SQLite database: one transaction each.
 
 :class:`ChunkWrites` is mixed into :class:`~zhiwen.store._embedded_db.ChunkDB`: upsert (with
-document-level replace and content hashing), delete, and vector fills. Every write is one
+document-level replace and content hashing), chunk-level puts and token rewrites (curation),
+delete, and vector fills. Every write is one
 ``BEGIN IMMEDIATE`` transaction that bumps the generation (readers notice with one indexed
 read); a failure rolls it back, and disk faults become a clear error (:mod:`zhiwen.store._disk`).
 
@@ -47,8 +48,20 @@ def _marks(part: Sequence[Any]) -> str:
     return ",".join("?" * len(part))
 
 
+def _parent_rows(parents: Sequence[Document]) -> list[tuple[str, str, str, str]]:
+    rows = [
+        (p.id, p.text, p.title, dump_metadata(p.metadata, p.id)) for p in parents if isinstance(p, Document)
+    ]
+    if len(rows) != len(parents):
+        raise InvalidParameter("parents must be Document objects", message="父文档类型错误")
+    return rows
+
+
 def _prepare(
-    chunks: Sequence[Chunk], tokens: Sequence[Sequence[str]], vecs: np.ndarray | None
+    chunks: Sequence[Chunk],
+    tokens: Sequence[Sequence[str]],
+    vecs: np.ndarray | None,
+    vec_bytes: Sequence[bytes | None] | None = None,
 ) -> list[_PreparedChunk]:
     """Everything that can fail on bad input, computed before a transaction starts.
 
@@ -59,7 +72,7 @@ def _prepare(
     rows: list[_PreparedChunk] = []
     for i, chunk in enumerate(chunks):
         md = dump_metadata(chunk.metadata, chunk.id)
-        vec = None if vecs is None else vecs[i].tobytes()
+        vec = vec_bytes[i] if vec_bytes is not None else None if vecs is None else vecs[i].tobytes()
         h = hashlib.blake2b(digest_size=16)
         for part in (chunk.doc_id, chunk.text, chunk.title, chunk.parent_id or "\x00", md):
             h.update(part.encode("utf-8") + b"\x1f")
@@ -102,6 +115,8 @@ class ChunkWrites:
         _vocab_max: int
 
         def load_vocab(self, conn: sqlite3.Connection) -> None: ...
+        def get_chunks(self, ids: Sequence[str]) -> list[Chunk]: ...
+        def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
         def generation(self, conn: sqlite3.Connection | None = None) -> int: ...
 
     def upsert(
@@ -114,17 +129,60 @@ class ChunkWrites:
     ) -> None:
         """Insert or replace chunks and parents in one transaction (see :class:`Store`)."""
         rows = _prepare(chunks, tokens, check_batch(chunks, tokens, vectors, self.dim))
-        parent_rows = [
-            (p.id, p.text, p.title, dump_metadata(p.metadata, p.id))
-            for p in parents
-            if isinstance(p, Document)
-        ]
-        if len(parent_rows) != len(parents):
-            raise InvalidParameter("parents must be Document objects", message="父文档类型错误")
+        self._write(rows, _parent_rows(parents), replace_docs=True)
+
+    def put_chunks(
+        self,
+        chunks: Sequence[Chunk],
+        *,
+        tokens: Sequence[Sequence[str]],
+        vectors: np.ndarray | None = None,
+        parents: Sequence[Document] = (),
+        remove: Sequence[str] = (),
+    ) -> None:
+        """Insert or replace ``chunks`` by id and delete ``remove``, in one transaction; the
+        other chunks of their documents stay (see :meth:`Store.put_chunks`)."""
+        rows = _prepare(chunks, tokens, check_batch(chunks, tokens, vectors, self.dim))
+        keep = {c.id for c in chunks}
+        self._write(rows, _parent_rows(parents), remove=[i for i in remove if i not in keep])
+
+    def set_tokens(self, ids: Sequence[str], tokens: Sequence[Sequence[str]]) -> int:
+        """New lexical tokens for existing chunks, their text and vectors kept (one transaction).
+
+        A chunk whose tokens change is written as a new row (with its vector), so an index
+        synced by row id picks the change up like any other write."""
+        if isinstance(ids, str) or len(ids) != len(tokens):
+            raise InvalidParameter(
+                f"{len(tokens)} token lists for {len(ids)} ids", message="分词结果数量与文本块数量不一致"
+            )
+        last = {cid: i for i, cid in enumerate(ids)}
+        with self.lock:
+            chunks = self.get_chunks(list(last))
+            vectors = self.get_vectors([c.id for c in chunks])
+            rows = _prepare(
+                chunks,
+                [tokens[last[c.id]] for c in chunks],
+                None,
+                [vectors[c.id].tobytes() if c.id in vectors else None for c in chunks],
+            )
+            self._write(rows, [])
+        return len(rows)
+
+    def _write(
+        self,
+        rows: list[_PreparedChunk],
+        parent_rows: list[tuple[str, str, str, str]],
+        *,
+        replace_docs: bool = False,
+        remove: Sequence[str] = (),
+    ) -> int:
+        """Prepared rows, parents and deletions in one transaction; the rows changed."""
         new_terms: dict[str, int] = {}
         with self.lock, self._transaction() as conn:
             self.load_vocab(conn)  # another process may have added terms
-            changed = self._delete_stale(conn, chunks)
+            chunks = [row[0] for row in rows]
+            changed = self._delete_stale(conn, chunks) if replace_docs else 0
+            changed += self._delete_ids(conn, remove)
             next_gen = self.generation(conn) + 1
             existing = _stored_rows(conn, [c.id for c in chunks])
             for row in rows:
@@ -138,6 +196,7 @@ class ChunkWrites:
         for term, tid in new_terms.items():
             self.vocab[term] = tid
             self._vocab_max = max(self._vocab_max, tid)
+        return changed
 
     def _write_chunk(
         self,
@@ -218,17 +277,21 @@ class ChunkWrites:
             removed += len(stale)
         return removed
 
+    @staticmethod
+    def _delete_ids(conn: sqlite3.Connection, chunk_ids: Sequence[str]) -> int:
+        removed = 0
+        for part in _batches(list(dict.fromkeys(chunk_ids))):
+            removed += conn.execute(f"DELETE FROM chunks WHERE id IN ({_marks(part)})", tuple(part)).rowcount
+        return removed
+
     def delete(self, *, chunk_ids: Sequence[str] = (), doc_ids: Sequence[str] = ()) -> int:
         """Delete chunks by id and whole documents (chunks + parent) by doc id; returns chunks removed."""
         if isinstance(chunk_ids, str) or isinstance(doc_ids, str):
             raise InvalidParameter(
                 "chunk_ids/doc_ids must be sequences of ids", message="删除参数应为 id 列表"
             )
-        removed = 0
         with self.lock, self._transaction() as conn:
-            for part in _batches(list(dict.fromkeys(chunk_ids))):
-                q = f"DELETE FROM chunks WHERE id IN ({_marks(part)})"
-                removed += conn.execute(q, tuple(part)).rowcount
+            removed = self._delete_ids(conn, chunk_ids)
             for part in _batches(list(dict.fromkeys(doc_ids))):
                 marks = _marks(part)
                 parent_ids = [

@@ -161,12 +161,17 @@ def _forget(
             ([g[0] for g in gone],),
         )
         n_vec = max(cur.rowcount, 0)
+    _forget_postings(conn, layout, gone)
+    return len(gone), sum(int(g[3]) for g in gone), n_vec
+
+
+def _forget_postings(conn: psycopg.Connection[Any], layout: KBSchema, rows: list[tuple[Any, ...]]) -> None:
+    """Drop the postings of chunk rows ``(id, rid, tf, dl)``."""
     by_term: dict[str, list[int]] = {}
-    for _, rid, tf, _ in gone:
+    for _, rid, tf, _ in rows:
         for term in tf:
             by_term.setdefault(term, []).append(rid)
     remove_postings(conn, layout, {t: np.asarray(r, dtype=np.int32) for t, r in by_term.items()})
-    return len(gone), sum(int(g[3]) for g in gone), n_vec
 
 
 def write_chunks(
@@ -175,8 +180,11 @@ def write_chunks(
     chunks: Sequence[Chunk],
     tokens: Sequence[Sequence[str]],
     vectors: Sequence[np.ndarray | None],
+    *,
+    replace_docs: bool = True,
 ) -> set[str]:
-    """Upsert ``chunks`` (unique ids) with document-level replace; returns new range-index fields."""
+    """Upsert ``chunks`` (unique ids), with document-level replace unless ``replace_docs`` is
+    false (a chunk-level put); returns new range-index fields."""
     if not chunks:
         return set()
     lock_for_write(conn, layout)
@@ -191,7 +199,7 @@ def write_chunks(
     same_vec = sql.SQL(_SAME_VEC).format(**tables) if layout.dim is not None else sql.SQL("true")
     gone = conn.execute(
         sql.SQL(_REPLACE).format(same_vec=same_vec, **tables),
-        (sorted({c.doc_id for c in chunks}), [c.id for c in chunks]),
+        (sorted({c.doc_id for c in chunks}) if replace_docs else [], [c.id for c in chunks]),
     ).fetchall()
     n_gone, len_gone, nv_gone = _forget(conn, layout, gone)
     bulk = _bulk_load(conn, layout, len(chunks))
@@ -253,6 +261,41 @@ def delete_chunks(
         )
     update_stats(conn, layout, -n_gone, -len_gone, -nv_gone)
     return n_gone
+
+
+def rewrite_tokens(
+    conn: psycopg.Connection[Any], layout: KBSchema, ids: Sequence[str], tokens: Sequence[Sequence[str]]
+) -> int:
+    """New tokens for existing chunks ``ids`` (text and vectors stay); returns chunks found.
+
+    Each gets a fresh rid (postings only ever append larger rids): its old postings go, the new
+    ones are appended, and the total length follows."""
+    lock_for_write(conn, layout)
+    last = {cid: i for i, cid in enumerate(ids)}
+    rows = conn.execute(
+        sql.SQL("SELECT id, rid, tf, dl FROM {} WHERE id = ANY(%s) ORDER BY rid").format(
+            layout.table("chunks")
+        ),
+        (list(last),),
+    ).fetchall()
+    if not rows:
+        return 0
+    _forget_postings(conn, layout, rows)
+    first, _ = _reserve_rids(conn, layout, len(rows))
+    rids = list(range(first, first + len(rows)))
+    tfs = [Counter(str(t) for t in tokens[last[r[0]]] if t) for r in rows]
+    dls = [len(tokens[last[r[0]]]) for r in rows]
+    with conn.cursor() as cur:
+        cur.executemany(
+            sql.SQL("UPDATE {} SET rid = %s, tf = %s, dl = %s WHERE id = %s").format(layout.table("chunks")),
+            [
+                (rid, Jsonb(tf, dumps=json_dumps), dl, r[0])
+                for rid, tf, dl, r in zip(rids, tfs, dls, rows, strict=True)
+            ],
+        )
+    append_postings(conn, layout, group_postings(rids, tfs, dls), fresh=False)
+    update_stats(conn, layout, 0, sum(dls) - sum(int(r[3]) for r in rows))
+    return len(rows)
 
 
 def update_stats(

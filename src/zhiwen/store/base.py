@@ -10,9 +10,10 @@ BM25 over tokens and nearest neighbours over vectors (cosine on L2-normalised ve
 higher score is better). Fusion, rerank and everything above live in :mod:`zhiwen.retrieve`,
 so a new backend only has to get these right; ``tests/store/test_conformance.py`` checks it.
 
-Writes are atomic: :meth:`Store.upsert`, :meth:`Store.set_vectors` and :meth:`Store.delete`
-either apply completely or not at all, so a failed index run never leaves a half-written
-knowledge base (Qdrant, which has no transactions, writes idempotently: a re-run repairs).
+Writes are atomic: :meth:`Store.upsert`, :meth:`Store.put_chunks`, :meth:`Store.set_tokens`,
+:meth:`Store.set_vectors` and :meth:`Store.delete` either apply completely or not at all, so a
+failed index run never leaves a half-written knowledge base (Qdrant, which has no
+transactions, writes idempotently: a re-run repairs).
 
 Vectors are optional per chunk ("lexical-first" indexing): a store created with ``dim`` accepts
 ``upsert(..., vectors=None)``; those chunks are BM25-searchable at once (in this and in every
@@ -40,6 +41,10 @@ Example::
     while todo := store.missing_vector_ids(limit=64):
         store.set_vectors(todo, embedder.embed([c.text for c in store.get_chunks(todo)]))
     store.build_index(background=True)
+
+    # chunk-level writes (curation): one chunk and its question rows, the rest of its document kept
+    store.put_chunks([edited, question_row], tokens=token_lists, vectors=vecs, remove=["doc#3::q1"])
+    store.set_tokens(store.list_chunk_ids(["doc"]), new_token_lists)
 
     # one writer per knowledge base across processes, around a whole index run
     with store.writer_lock(wait=False):          # KnowledgeBaseBusy when another run writes
@@ -117,6 +122,36 @@ class Store(Protocol):
         chunks are stored without vectors (lexical-first). Re-upserting an unchanged chunk with
         ``vectors=None`` keeps the vector it already has; a chunk whose content changed loses it.
         """
+        ...
+
+    def put_chunks(
+        self,
+        chunks: Sequence[Chunk],
+        *,
+        tokens: Sequence[Sequence[str]],
+        vectors: np.ndarray | None = None,
+        parents: Sequence[Document] = (),
+        remove: Sequence[str] = (),
+    ) -> None:
+        """Insert or replace ``chunks`` by id and delete the chunks ``remove``, in one write.
+
+        Chunk-level, unlike :meth:`upsert`: the other chunks of their documents stay (a curated
+        chunk, its question rows, a chunk added by hand). Vectors as in :meth:`upsert`; an id
+        both put and in ``remove`` is put. Embedded and PostgreSQL: one transaction; Qdrant:
+        validated first, then written idempotently.
+        """
+        ...
+
+    def set_tokens(self, ids: Sequence[str], tokens: Sequence[Sequence[str]]) -> int:
+        """Replace the lexical tokens of existing chunks; text, metadata and vectors stay.
+
+        For re-tokenising a knowledge base (a dictionary change) without re-embedding it. Unknown
+        ids are skipped; returns the number of chunks found. A repeated id keeps its last tokens.
+        """
+        ...
+
+    def list_chunk_ids(self, doc_ids: Sequence[str] | None = None) -> list[str]:
+        """Ids of the chunks of the documents ``doc_ids`` (None: every chunk); order unspecified."""
         ...
 
     def set_vectors(self, ids: Sequence[str], vectors: np.ndarray) -> int:

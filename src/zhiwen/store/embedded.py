@@ -198,6 +198,25 @@ class EmbeddedStore:
         """Insert or replace chunks and parents in one transaction (see :class:`Store`)."""
         self._db.upsert(chunks, tokens=tokens, vectors=vectors, parents=parents)
 
+    def put_chunks(
+        self,
+        chunks: Sequence[Chunk],
+        *,
+        tokens: Sequence[Sequence[str]],
+        vectors: np.ndarray | None = None,
+        parents: Sequence[Document] = (),
+        remove: Sequence[str] = (),
+    ) -> None:
+        """Chunk-level write in one transaction (see :meth:`Store.put_chunks`)."""
+        self._db.put_chunks(chunks, tokens=tokens, vectors=vectors, parents=parents, remove=remove)
+
+    def set_tokens(self, ids: Sequence[str], tokens: Sequence[Sequence[str]]) -> int:
+        """New tokens for existing chunks, text and vectors kept (see :meth:`Store.set_tokens`)."""
+        return self._db.set_tokens(ids, tokens)
+
+    def list_chunk_ids(self, doc_ids: Sequence[str] | None = None) -> list[str]:
+        return self._db.list_chunk_ids(doc_ids)
+
     def delete(self, *, chunk_ids: Sequence[str] = (), doc_ids: Sequence[str] = ()) -> int:
         """Delete chunks by id and whole documents (chunks + parent) by doc id; returns chunks removed."""
         return self._db.delete(chunk_ids=chunk_ids, doc_ids=doc_ids)

@@ -61,13 +61,20 @@ from psycopg import sql
 from zhiwen.config import PostgresSettings, get_settings
 from zhiwen.documents import Chunk, Document
 from zhiwen.errors import InvalidParameter, StoreUnavailable
-from zhiwen.store._pg_load import check_vectors, delete_chunks, fill_vectors, write_chunks, write_parents
+from zhiwen.store._pg_load import (
+    check_vectors,
+    delete_chunks,
+    fill_vectors,
+    rewrite_tokens,
+    write_chunks,
+    write_parents,
+)
 from zhiwen.store._pg_lock import AdvisoryWriterLock
 from zhiwen.store._pg_pool import SharedPool, acquire_pool, release_pool
 from zhiwen.store._pg_query import bm25_search, searchable, vector_search
+from zhiwen.store._pg_read import read_chunk_ids, read_chunks, read_parents, read_stats, read_vectors
 from zhiwen.store._pg_schema import SCHEMA_VERSION, KBSchema, drop_kb, list_kbs, schema_name, server_features
 from zhiwen.store._validate import check_text_options, check_vector_rows
-from zhiwen.store._vectors import normalize_rows
 from zhiwen.store._writer_lock import OnWait
 from zhiwen.store.base import Scored, StoreFeatures
 from zhiwen.store.filters import Filter
@@ -153,14 +160,7 @@ class PostgresStore:
         if self.dim is None or not ids:
             return {}
         with self.pool.connection(autocommit=True) as conn:
-            rows = conn.execute(
-                sql.SQL("SELECT id, embedding FROM {} WHERE id = ANY(%s)").format(self._t("vectors")),
-                (list(ids),),
-            ).fetchall()
-        if not rows:
-            return {}
-        matrix = normalize_rows(np.stack([_as_array(r[1]) for r in rows]))
-        return {r[0]: matrix[i] for i, r in enumerate(rows)}
+            return read_vectors(conn, self.layout, ids)
 
     def metadata_fields(self) -> set[str]:
         """Metadata keys with a non-null value, as recorded by writes in ``zw_meta`` (one row read).
@@ -183,30 +183,17 @@ class PostgresStore:
         if not ids:
             return []
         with self.pool.connection(autocommit=True) as conn:
-            rows = conn.execute(
-                sql.SQL(
-                    "SELECT id, doc_id, text, title, parent_id, metadata FROM {} WHERE id = ANY(%s)"
-                ).format(self._t("chunks")),
-                (list(ids),),
-            ).fetchall()
-        by_id = {
-            r[0]: Chunk(id=r[0], doc_id=r[1], text=r[2], title=r[3], parent_id=r[4], metadata=r[5])
-            for r in rows
-        }
-        return [by_id[i] for i in ids if i in by_id]
+            return read_chunks(conn, self.layout, ids)
 
     def get_parents(self, ids: Sequence[str]) -> list[Document]:
         if not ids:
             return []
         with self.pool.connection(autocommit=True) as conn:
-            rows = conn.execute(
-                sql.SQL("SELECT id, text, title, metadata FROM {} WHERE id = ANY(%s)").format(
-                    self._t("parents")
-                ),
-                (list(ids),),
-            ).fetchall()
-        by_id = {r[0]: Document(id=r[0], text=r[1], title=r[2], metadata=r[3]) for r in rows}
-        return [by_id[i] for i in ids if i in by_id]
+            return read_parents(conn, self.layout, ids)
+
+    def list_chunk_ids(self, doc_ids: Sequence[str] | None = None) -> list[str]:
+        with self.pool.connection(autocommit=True) as conn:
+            return read_chunk_ids(conn, self.layout, doc_ids)
 
     # -- contract: search (SQL in zhiwen.store._pg_query) ---------------------------------
     def search_text(
@@ -250,33 +237,65 @@ class PostgresStore:
         vectors: np.ndarray | None = None,
         parents: Sequence[Document] = (),
     ) -> None:
+        self._write(chunks, tokens, vectors, parents, replace_docs=True)
+
+    def put_chunks(
+        self,
+        chunks: Sequence[Chunk],
+        *,
+        tokens: Sequence[Sequence[str]],
+        vectors: np.ndarray | None = None,
+        parents: Sequence[Document] = (),
+        remove: Sequence[str] = (),
+    ) -> None:
+        """Chunk-level write in one transaction (see :meth:`Store.put_chunks`)."""
+        keep = {c.id for c in chunks}
+        self._write(chunks, tokens, vectors, parents, remove=[i for i in remove if i not in keep])
+
+    def _write(
+        self,
+        chunks: Sequence[Chunk],
+        tokens: Sequence[Sequence[str]],
+        vectors: np.ndarray | None,
+        parents: Sequence[Document],
+        *,
+        replace_docs: bool = False,
+        remove: Sequence[str] = (),
+    ) -> None:
         chunks = list(chunks)
-        if len(tokens) != len(chunks):
-            raise InvalidParameter(
-                f"{len(tokens)} token lists for {len(chunks)} chunks",
-                message="分词结果数量与分块数量不一致",
-            )
-        if any(isinstance(t, str | bytes) for t in tokens):
-            raise InvalidParameter(
-                "tokens must be lists of strings, not a string", message="分词结果格式错误"
-            )
+        _check_tokens(len(chunks), tokens)
         vecs = check_vectors(len(chunks), vectors, self.dim)
         # last occurrence of a repeated id wins, as a sequence of single upserts would
         last = {c.id: i for i, c in enumerate(chunks)}
         order = sorted(last.values())
-        if not order and not parents:
+        if not order and not parents and not remove:
             return
         with self.pool.connection("write") as conn:
+            if remove:
+                delete_chunks(conn, self.layout, list(remove), [])
             new_fields = write_chunks(
                 conn,
                 self.layout,
                 [chunks[i] for i in order],
                 [tokens[i] for i in order],
                 [vecs[i] if vecs is not None else None for i in order],
+                replace_docs=replace_docs,
             )
             if parents:
                 write_parents(conn, self.layout, parents)
         self.layout.range_fields |= new_fields  # committed
+
+    def set_tokens(self, ids: Sequence[str], tokens: Sequence[Sequence[str]]) -> int:
+        """New tokens for existing chunks, in one transaction (see :meth:`Store.set_tokens`)."""
+        if isinstance(ids, str) or len(ids) != len(tokens):
+            raise InvalidParameter(
+                f"{len(tokens)} token lists for {len(ids)} ids", message="分词结果数量与分块数量不一致"
+            )
+        _check_tokens(len(ids), tokens)
+        if not ids:
+            return 0
+        with self.pool.connection("write") as conn:
+            return rewrite_tokens(conn, self.layout, ids, tokens)
 
     def set_vectors(self, ids: Sequence[str], vectors: np.ndarray) -> int:
         """Fill vectors of existing chunks (one transaction); the HNSW index takes them row by row."""
@@ -309,23 +328,7 @@ class PostgresStore:
     # -- contract: admin ------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
         with self.pool.connection(autocommit=True) as conn:
-            row = conn.execute(
-                sql.SQL(
-                    "SELECT s.n, s.total_len, s.nv, (SELECT count(*) FROM {parents}), "
-                    "(SELECT count(DISTINCT doc_id) FROM {chunks}), "
-                    "(SELECT count(DISTINCT term) FROM {postings}), "
-                    "(SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
-                    " WHERE c.relnamespace = %s::regnamespace AND c.relkind = 'r') "
-                    "FROM {stats} s"
-                ).format(
-                    parents=self._t("parents"),
-                    chunks=self._t("chunks"),
-                    postings=self._t("postings"),
-                    stats=self._t("stats"),
-                ),
-                (self.schema,),
-            ).fetchone()
-        assert row is not None
+            row = read_stats(conn, self.layout)
         n, total_len, nv, n_parents, n_docs, n_terms, size = row
         return {
             "backend": self.backend,
@@ -359,11 +362,13 @@ class PostgresStore:
         return f"PostgresStore({_redact(self.url)!r}, kb={self.kb!r}, dim={self.dim})"
 
 
-def _as_array(value: Any) -> np.ndarray:
-    """A pgvector ``Vector`` (or a plain sequence) as float32."""
-    # a third-party value: pgvector's ``Vector`` converts itself, a plain sequence does not
-    to_numpy = getattr(value, "to_numpy", None)
-    return np.asarray(to_numpy() if to_numpy is not None else value, dtype=np.float32)
+def _check_tokens(n: int, tokens: Sequence[Sequence[str]]) -> None:
+    if len(tokens) != n:
+        raise InvalidParameter(
+            f"{len(tokens)} token lists for {n} chunks", message="分词结果数量与分块数量不一致"
+        )
+    if any(isinstance(t, str | bytes) for t in tokens):
+        raise InvalidParameter("tokens must be lists of strings, not a string", message="分词结果格式错误")
 
 
 def _redact(url: str) -> str:

@@ -22,7 +22,8 @@ Chunks may come without a dense vector (lexical-first indexing) and get it later
 
 Qdrant has no multi-point transactions: a batch is validated completely before anything is
 written, then written replace-first (stale chunks of its documents, then the batch), and every
-write is idempotent, so re-running an interrupted index run repairs it.
+write is idempotent, so re-running an interrupted index run repairs it
+(:mod:`zhiwen.store._qdrant_write`).
 
 Example::
 
@@ -48,27 +49,18 @@ from zhiwen.store._qdrant_codec import (
     DENSE,
     META_ID,
     SPARSE,
-    AnyOf,
     Clause,
     Engine,
     Match,
     PointData,
-    bm25_values,
     chunk_from_payload,
-    chunk_payload,
-    counts_from_values,
     filter_ir,
-    index_kinds,
-    needs_renormalising,
     parent_from_payload,
-    parent_payload,
-    payload_key,
-    point_id,
     query_sparse,
-    term_counts,
 )
-from zhiwen.store._qdrant_vectors import QdrantVectors, kept_dense
-from zhiwen.store._validate import check_batch, check_text_options
+from zhiwen.store._qdrant_vectors import QdrantVectors
+from zhiwen.store._qdrant_write import QdrantWrites, pids
+from zhiwen.store._validate import check_text_options
 from zhiwen.store._writer_lock import WRITER_LOCK_FILE, FileWriterLock, NoWriterLock, OnWait, WriterLock
 from zhiwen.store.base import Scored, StoreFeatures
 from zhiwen.store.filters import Filter
@@ -77,13 +69,7 @@ log = logging.getLogger(__name__)
 
 LOCAL_SCHEME = "qdrant+local://"
 SERVER_SCHEMES = ("qdrant://", "qdrant+http://")
-# batches this large get the HNSW graph built before the upsert returns (writes that removed
-# points always optimise: it vacuums them out of the IDF statistics)
-_OPTIMIZE_MIN_ROWS = 1000
-_WRITE_BATCH = 512
 _PARENTS = Clause(must=[Match("kind", "parent")])
-_MAX_FIELD_INDEXES = 32
-_INDEX_MIN_CHUNKS = 1000
 
 
 def open_engine(url: str, kb: str) -> Engine:
@@ -105,7 +91,7 @@ def open_engine(url: str, kb: str) -> Engine:
         ) from exc
 
 
-class QdrantStore(QdrantVectors):
+class QdrantStore(QdrantWrites, QdrantVectors):
     """One knowledge base in Qdrant (see the module docstring)."""
 
     backend = "qdrant"
@@ -156,12 +142,12 @@ class QdrantStore(QdrantVectors):
     def get_chunks(self, ids: Sequence[str]) -> list[Chunk]:
         by_id = {
             c.id: c
-            for c in (chunk_from_payload(r.payload) for r in self.engine.retrieve("chunks", _pids(ids)))
+            for c in (chunk_from_payload(r.payload) for r in self.engine.retrieve("chunks", pids(ids)))
         }
         return [by_id[i] for i in ids if i in by_id]
 
     def get_parents(self, ids: Sequence[str]) -> list[Document]:
-        recs = self.engine.retrieve("parents", _pids(ids, prefix="parent:"))
+        recs = self.engine.retrieve("parents", pids(ids, prefix="parent:"))
         by_id = {
             d.id: d
             for d in (parent_from_payload(r.payload) for r in recs if r.payload.get("kind") == "parent")
@@ -198,147 +184,6 @@ class QdrantStore(QdrantVectors):
                 message=f"查询向量维度 {vec.shape[0]} 与知识库维度 {self._dim} 不一致",
             )
         return _ranked(self.engine.search("chunks", DENSE, vec.tolist(), k, filter_ir(filters)), k)
-
-    # -- contract: writes -----------------------------------------------------------------
-    def upsert(
-        self,
-        chunks: Sequence[Chunk],
-        *,
-        tokens: Sequence[Sequence[str]],
-        vectors: np.ndarray | None = None,
-        parents: Sequence[Document] = (),
-    ) -> None:
-        chunks = list(chunks)
-        if len(tokens) != len(chunks):
-            raise InvalidParameter(
-                f"{len(tokens)} token lists for {len(chunks)} chunks", message="分词结果数量与分块数量不一致"
-            )
-        # last occurrence of a repeated id wins, as a sequence of single upserts would
-        order = sorted({c.id: i for i, c in enumerate(chunks)}.values())
-        arr = None if vectors is None else np.asarray(vectors, dtype=np.float32)
-        if arr is not None and (arr.ndim != 2 or arr.shape[0] != len(chunks)):
-            raise InvalidParameter(
-                f"vectors have shape {arr.shape}, expected ({len(chunks)}, {self._dim})",
-                message=f"向量形状 {tuple(arr.shape)} 与预期 ({len(chunks)}, {self._dim}) 不一致",
-            )
-        chunks = [chunks[i] for i in order]
-        tokens = [tokens[i] for i in order]
-        vecs = check_batch(chunks, tokens, None if arr is None else arr[order], self._dim)
-        payloads = [chunk_payload(c, len(t)) for c, t in zip(chunks, tokens, strict=True)]
-        parent_points = [
-            PointData(point_id("parent:" + p.id), parent_payload(p))
-            for p in {p.id: p for p in parents}.values()
-        ]
-        if not chunks and not parent_points:
-            return
-        # replace first: the batch's ids and the other chunks of its documents
-        new_ids = {point_id(c.id) for c in chunks}
-        # lexical-first batches keep the vectors of unchanged chunks: read them with the points
-        keep_dense = vecs is None and self._dim is not None
-        old = self.engine.retrieve("chunks", sorted(new_ids), with_dense=keep_dense)
-        old_by_id = {r.payload.get("id"): r for r in old}
-        next_seq = int(self._meta.get("next_seq", 0))
-        for c, payload in zip(chunks, payloads, strict=True):
-            prev = old_by_id.get(c.id)
-            if prev is not None and "seq" in prev.payload:
-                payload["seq"] = prev.payload["seq"]  # insertion order survives updates
-            else:
-                payload["seq"], next_seq = next_seq, next_seq + 1
-        doc_filter = Clause(must=[AnyOf("doc_id", tuple(sorted({c.doc_id for c in chunks})))])
-        stale = (
-            [r for r in self.engine.scroll("chunks", doc_filter, ["dl"]) if r.id not in new_ids]
-            if chunks
-            else []
-        )
-        gone = old + stale
-        n = int(self._meta["n"]) - len(gone) + len(chunks)
-        total = (
-            int(self._meta["total_len"])
-            - sum(int(r.payload.get("dl", 0)) for r in gone)
-            + sum(len(t) for t in tokens)
-        )
-        avgdl = total / n if n else 0.0
-        renormalise = needs_renormalising(float(self._meta["avgdl"]), avgdl)
-        ref = avgdl if renormalise or not self._meta["avgdl"] else float(self._meta["avgdl"])
-        self._index_fields(chunks, n)
-        self.engine.delete("chunks", [r.id for r in stale])
-        points = [
-            PointData(
-                point_id(c.id),
-                payload,
-                dense=vecs[i].tolist() if vecs is not None else kept_dense(old_by_id.get(c.id), payload),
-                sparse=bm25_values(term_counts(tokens[i]), len(tokens[i]), ref),
-            )
-            for i, (c, payload) in enumerate(zip(chunks, payloads, strict=True))
-        ]
-        self._writes += 1
-        for start in range(0, len(points), _WRITE_BATCH):
-            self.engine.upsert("chunks", points[start : start + _WRITE_BATCH])
-        self.engine.upsert("parents", parent_points)
-        if renormalise and self._meta["avgdl"]:
-            self._renormalise(float(self._meta["avgdl"]), ref, skip=new_ids)
-        keys = {k for c in chunks for k, v in c.metadata.items() if v is not None}
-        self._meta.update(
-            n=n, total_len=total, avgdl=ref, next_seq=next_seq, keys=sorted(set(self._known_keys()) | keys)
-        )
-        self._save_meta()
-        if gone or len(points) >= _OPTIMIZE_MIN_ROWS:
-            self.engine.optimize()
-        self.engine.flush()
-
-    def _index_fields(self, chunks: Sequence[Chunk], n_after: int) -> None:
-        """A payload index per metadata field (up to 32) once the KB has 1,000 chunks.
-
-        Below that, reading payloads to filter costs less than creating the indexes (each one
-        is a flushed update of the shard).
-        """
-        fields: dict[str, str] = dict(self._meta.get("fields") or {})
-        for name, kind in index_kinds(chunks).items():
-            if fields.get(name) != "keyword":
-                fields[name] = kind
-        indexed: dict[str, str] = dict(self._meta.get("indexed") or {})
-        if n_after >= _INDEX_MIN_CHUNKS:
-            todo = {f: k for f, k in fields.items() if indexed.get(f) != k}
-            for name, kind in sorted(todo.items())[: max(0, _MAX_FIELD_INDEXES - len(indexed))]:
-                self.engine.index_field(payload_key(name), kind)
-                indexed[name] = kind
-        self._meta.update(fields=fields, indexed=indexed)  # saved with this write's meta update
-
-    def _renormalise(self, old_avgdl: float, new_avgdl: float, *, skip: set[str]) -> None:
-        """Rewrite every BM25 weight for ``new_avgdl`` (the live avgdl drifted > 10 %)."""
-        log.info(
-            "qdrant %s: BM25 avgdl %.2f -> %.2f, rewriting sparse vectors", self.kb, old_avgdl, new_avgdl
-        )
-        batch: list[tuple[str, list[int], list[float]]] = []
-        for rec in self.engine.scroll("chunks", None, ["dl"], with_sparse=True):
-            if rec.id in skip or rec.sparse is None:
-                continue
-            dl = int(rec.payload.get("dl", 0))
-            counts = counts_from_values(rec.sparse[0], rec.sparse[1], dl, old_avgdl)
-            batch.append((rec.id, *bm25_values(counts, dl, new_avgdl)))
-            if len(batch) >= _WRITE_BATCH:
-                self.engine.update_sparse("chunks", batch)
-                batch = []
-        self.engine.update_sparse("chunks", batch)
-
-    def delete(self, *, chunk_ids: Sequence[str] = (), doc_ids: Sequence[str] = ()) -> int:
-        if not chunk_ids and not doc_ids:
-            return 0
-        gone = {r.id: r for r in self.engine.retrieve("chunks", _pids(chunk_ids))}
-        if doc_ids:
-            docs = Clause(must=[AnyOf("doc_id", tuple(sorted(set(doc_ids))))])
-            gone.update((r.id, r) for r in self.engine.scroll("chunks", docs, ["dl"]))
-        self.engine.delete("chunks", sorted(gone))
-        self.engine.delete("parents", _pids(doc_ids, prefix="parent:"))
-        self._writes += 1
-        if gone:
-            n = int(self._meta["n"]) - len(gone)
-            total = int(self._meta["total_len"]) - sum(int(r.payload.get("dl", 0)) for r in gone.values())
-            self._meta.update(n=n, total_len=total)
-            self._save_meta()
-            self.engine.optimize()
-        self.engine.flush()
-        return len(gone)
 
     def writer_lock(
         self, *, wait: bool = True, timeout: float | None = None, on_wait: OnWait | None = None
@@ -387,10 +232,6 @@ class QdrantStore(QdrantVectors):
 
     def __repr__(self) -> str:
         return f"QdrantStore({_redact(self.url)!r}, kb={self.kb!r}, dim={self._dim})"
-
-
-def _pids(ids: Sequence[str], prefix: str = "") -> list[str]:
-    return [point_id(prefix + i) for i in dict.fromkeys(ids)]
 
 
 def _ranked(hits: list[tuple[str, float]], k: int) -> Scored:
