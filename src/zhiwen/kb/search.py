@@ -127,7 +127,7 @@ class KBSearch:
         filters: Filter | Mapping[str, Any] | None = None,
         chunk_k: int | None = None,
     ) -> list[ParentHit]:
-        """Children → parents ranked by matched-children count, then best score (seed 002).
+        """Children → parents ranked by matched-children count, then best score (parent-document aggregation).
 
         ``chunk_k`` chunks are aggregated (default :func:`~zhiwen.retrieve.parents.chunk_window`:
         ``max(3 × top_k, 10)``).

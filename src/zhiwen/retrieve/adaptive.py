@@ -1,4 +1,4 @@
-"""Adaptive retrieval (seed 004): how every knob of the pipeline is adjusted by the query's intent.
+"""Adaptive retrieval: how every knob of the pipeline is adjusted by the query's intent.
 
 Each adjustment is a small pure function behind its own flag (all flags off by default — the
 seed's grey release):

@@ -1,4 +1,4 @@
-"""Maximal Marginal Relevance (seed 004 §4.2): trade relevance for diversity with λ.
+"""Maximal Marginal Relevance: trade relevance for diversity with λ.
 
     next = argmax_d  λ · rel(d) − (1 − λ) · max_{s ∈ selected} sim(d, s)
 

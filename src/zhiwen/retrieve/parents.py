@@ -1,4 +1,4 @@
-"""Parent aggregation (seed 002): matched child chunks → whole parent documents.
+"""Parent aggregation: matched child chunks → whole parent documents.
 
 When a question matches several sections of one document, the document is returned once. Parents
 are ranked by how many of their children matched, then by their best child's score, then by

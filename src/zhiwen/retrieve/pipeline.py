@@ -1,6 +1,6 @@
 """The one retrieval pipeline every entry point uses (search, QA, ``/ask``, the CLI, every app).
 
-Stages, each behind its runtime flag (seed 004): profile the query's intent → search the KB
+Stages, each behind its runtime flag: profile the query's intent → search the KB
 (BM25 / dense / hybrid) → similarity threshold → rerank (cap, threshold, fallback; the fused
 order when no reranker is configured or it fails) → MMR → per-document limit. The config
 provider is read once per call, so a change made through the admin API applies to the next
@@ -227,7 +227,7 @@ class RetrievalPipeline:
         chunk_k: int | None = None,
         focus: Focus | None = None,
     ) -> ParentResult:
-        """Chunks through the pipeline, then aggregated into whole documents (seed 002).
+        """Chunks through the pipeline, then aggregated into whole documents.
 
         ``chunk_k`` chunks are aggregated (default :func:`~zhiwen.retrieve.parents.chunk_window`:
         ``max(3 × top_k, 10)``). With a conversation's ``focus`` (:mod:`zhiwen.retrieve.focus`),

@@ -1,4 +1,4 @@
-"""Rerankers (seed 004 §3.2): score (query, passage) pairs more precisely than the retrievers.
+"""Rerankers: score (query, passage) pairs more precisely than the retrievers.
 
 * :class:`CrossEncoderReranker` — a sentence-transformers ``CrossEncoder`` loaded lazily (once,
   under a double-checked lock) from a model name or a local directory, e.g. a local copy of
@@ -509,6 +509,7 @@ def rerank_hits(
             n,
         )
         outcome.fallback = True
-        outcome.hits = scored[:n]  # original (fused) order, as seed 004 §3.2.3 says
+        # in the fused order: scores below the threshold are not trusted to order the fallback
+        outcome.hits = scored[:n]
         outcome.warnings.append(f"没有片段达到重排阈值 {threshold:g}，返回 {n} 条兜底结果")
     return outcome

@@ -1,4 +1,4 @@
-"""PostgreSQL + pgvector backend of the store contract (seed 000's retrieval, behind one setting).
+"""PostgreSQL + pgvector backend of the store contract (the server backend, behind one setting).
 
 Switch a deployment with ``ZHIWEN_STORE=postgresql://user@host:5432/db``; every knowledge base
 then lives in its own schema ``zw_<name>`` of that database (schema version 3):
