@@ -57,7 +57,7 @@ import numpy as np
 
 from zhiwen.answer.model import Answer
 from zhiwen.appkit.context import build_context
-from zhiwen.appkit.qa import GENERIC_QA
+from zhiwen.appkit.generic_qa import GENERIC_QA
 from zhiwen.config import EmbeddingSettings, LogSettings, Settings
 from zhiwen.conversation.request import AskRequest
 from zhiwen.conversation.service import ask

@@ -9,9 +9,9 @@ import pytest
 from prometheus_client import REGISTRY
 from qlog_records import T0, rec
 
-from zhiwen.appkit.deps import Access
 from zhiwen.config import LogSettings, Settings, get_settings
 from zhiwen.errors import Forbidden, InvalidParameter
+from zhiwen.httpkit.auth import Access
 from zhiwen.questionlog import (
     AnswerNotFound,
     LogWindow,

@@ -1,9 +1,9 @@
 """Who may read a KB's question log: a caller with write access to that KB, or the admin token.
 
-The routes' caller is :class:`zhiwen.appkit.deps.Access` (a key scoped to some KBs, read-only or
+The routes' caller is :class:`zhiwen.httpkit.auth.Access` (a key scoped to some KBs, read-only or
 not, or the admin); the log declares what it reads of it (:class:`LogCaller`) instead of
 importing the app kit, which sits above it. A server without credentials lets everyone read
-(its :data:`~zhiwen.appkit.deps.OPEN_ACCESS` may write every KB).
+(its :data:`~zhiwen.httpkit.auth.OPEN_ACCESS` may write every KB).
 
 A 👍/👎 needs only read access to the answer's KB (whoever may ask may rate):
 :func:`may_rate`.
@@ -23,7 +23,7 @@ from zhiwen.questionlog.errors import log_forbidden
 
 
 class LogCaller(Protocol):
-    """What the log reads of a caller's rights (:class:`zhiwen.appkit.deps.Access` fulfils it)."""
+    """What the log reads of a caller's rights (:class:`zhiwen.httpkit.auth.Access` fulfils it)."""
 
     @property
     def admin(self) -> bool: ...
