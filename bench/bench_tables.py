@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 import tables_data as td  # noqa: E402
+import tables_site_hard as th  # noqa: E402
 
 
 def _open(home: Path, name: str, embedder: str) -> Any:
@@ -87,12 +88,17 @@ def run_set(
     first = lead = 0
     misses: list[str] = []
     hook_ms: list[float] = []
+    kinds: dict[str, list[int]] = {}
     for item in cells:
         ans = answer_question(kb, item["q"], llm=None, mode=args.mode)
         ok_first = bool(ans.citations) and Path(ans.citations[0].id).name == item["doc"]
         ok_lead = _has(item["gold"], ans.answer[:200])
         first += ok_first
         lead += ok_lead
+        tally = kinds.setdefault(item.get("kind", ""), [0, 0, 0])
+        tally[0] += 1
+        tally[1] += ok_first
+        tally[2] += ok_lead
         if not ok_lead and len(misses) < args.show:
             misses.append(f"  {item['q']} → {ans.answer[:90]!r} (gold {item['gold']})")
         if not args.before:
@@ -101,6 +107,11 @@ def run_set(
     agg_llm = sum(_agg_ok(kb, a, llm, args, fake=True) for a in aggs) if llm is not None else None
     for m in misses:
         print(m)
+    if len(kinds) > 1:
+        BY_KIND.extend(
+            {"set": name, "kind": k, "questions": n, "table first": f / n, "cell in lead": ld / n}
+            for k, (n, f, ld) in kinds.items()
+        )
     return {
         "set": name,
         "cells": len(cells),
@@ -115,14 +126,27 @@ def run_set(
     }
 
 
-def absent_rows(home: Path, items: list[dict[str, Any]], args: Any) -> dict[str, Any]:
-    """Questions about a row the named table lacks: a cell from another table would be wrong."""
+#: cell questions' scores by the kind of question (sets whose questions say their kind)
+BY_KIND: list[dict[str, Any]] = []
+
+
+def absent_rows(
+    home: Path, items: list[dict[str, Any]], args: Any, kb_name: str = "admission", label: str = ""
+) -> dict[str, Any]:
+    """Questions no table answers (a row the named table lacks, a year or a place the site
+    lacks, no table at all): any table answer is wrong."""
     from zhiwen.answer.qa import answer_question
 
-    kb = _open(home, "admission", args.embedder)
-    wrong = sum(answer_question(kb, item["q"], llm=None, mode=args.mode).route == "table" for item in items)
+    kb = _open(home, kb_name, args.embedder)
+    wrong = 0
+    for item in items:
+        ans = answer_question(kb, item["q"], llm=None, mode=args.mode)
+        if ans.route == "table":
+            wrong += 1
+            if args.show:
+                print(f"  [no answer expected] {item['q']} → {ans.answer[:90]!r}")
     return {
-        "set": "admission, rows the table lacks",
+        "set": label or f"{kb_name}, rows the table lacks",
         "questions": len(items),
         "table answer given (wrong)": wrong,
     }
@@ -238,7 +262,7 @@ def main() -> None:
     ap.add_argument("--no-scale", action="store_true")
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--show", type=int, default=3, help="misses shown per set")
-    ap.add_argument("--sets", nargs="*", default=["admission", "prices", "listings", "visa"])
+    ap.add_argument("--sets", nargs="*", default=["admission", "hard-site", "prices", "listings", "visa"])
     args = ap.parse_args()
     import logging
 
@@ -248,8 +272,11 @@ def main() -> None:
         work = Path(tmp)
         pages = td.make_site(work / "site")
         sheets = td.make_prices(work / "prices")
+        hard = th.make_hard_site(work / "hard")
+        hard_cells, hard_aggs, hard_none = th.hard_questions(hard)
         sets = [
             ("admission", work / "site", *td.site_questions(pages)),
+            ("hard-site", work / "hard", hard_cells, hard_aggs),
             ("prices", work / "prices", *td.price_questions(sheets)),
             ("listings", td.LISTINGS, *td.listings_questions()),
             ("visa", td.VISA, *td.visa_questions()),
@@ -259,6 +286,9 @@ def main() -> None:
         print(_table(results))
         if "admission" in args.sets:
             print(_table([absent_rows(home, td.absent_questions(pages), args)]))
+        if "hard-site" in args.sets:
+            print(_table(BY_KIND))
+            print(_table([absent_rows(home, hard_none, args, "hard-site", "hard site, no table answers")]))
         if not args.before and not args.no_scale:
             print(_table([scale(args.rows, work)]))
     if llm is not None:
