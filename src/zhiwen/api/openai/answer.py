@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from zhiwen.answer.model import Answer, Citation
 from zhiwen.api.openai.schemas import CitationOut, Usage, ZhiwenInfo
 from zhiwen.appkit.app import AppContext
+from zhiwen.tables.schema import answer_table
 
 log = logging.getLogger(__name__)
 
@@ -122,4 +123,5 @@ def zhiwen_info(answer: Answer, *, app: str | None, kb: str | None) -> ZhiwenInf
         route=answer.route,
         standalone_question=answer.standalone_question,
         params=dict(answer.params),
+        table=answer_table(answer.data),
     )
