@@ -10,6 +10,8 @@ the visa table (TSV), each imported with ``zhiwen``'s document loader into its o
 * **aggregates** — every gold value of an aggregate question (count, average, which row has the
   maximum, change over years) is in the first 300 characters: offline (rules), and with the
   scripted fake LLM writing the SQL (``tests/support/fake_openai.py``; ``--llm-fake``);
+* **follow-ups** — (hard site) a cell question, then 「那2022年呢」 or 「历史类的呢」 made
+  standalone by the offline condenser: the follow-up's cell in the lead;
 * **hook ms** — the table hook's time over retrieval (p50 / max per question);
 * **scale** — a 100,000-row sheet imported in a child process: seconds until a BM25 search
   finds a row by its key, peak RSS, seconds and MB per 10k rows.
@@ -152,6 +154,27 @@ def absent_rows(
     }
 
 
+def followups(home: Path, items: list[dict[str, Any]], args: Any) -> dict[str, Any]:
+    """A cell question, then a follow-up (「那2022年呢」「历史类的呢」) made standalone by the offline
+    condenser: the follow-up's cell in the lead of its answer."""
+    from zhiwen.answer.qa import answer_question
+    from zhiwen.conversation.offline import OfflineCondenser
+
+    kb = _open(home, "hard-site", args.embedder)
+    condenser = OfflineCondenser()
+    right = 0
+    for item in items:
+        first = answer_question(kb, item["q"], llm=None, mode=args.mode)
+        history = [{"role": "user", "content": item["q"]}, {"role": "assistant", "content": first.answer}]
+        standalone = condenser.condense(history, item["follow"]).question
+        ans = answer_question(kb, standalone, llm=None, mode=args.mode)
+        ok = _has(item["gold"], ans.answer[:200])
+        right += ok
+        if not ok and args.show:
+            print(f"  [follow-up] {item['q']} / {item['follow']} → {standalone} → {ans.answer[:80]!r}")
+    return {"set": "hard site, follow-ups", "pairs": len(items), "follow-up cell in lead": right / len(items)}
+
+
 def _hook_ms(kb: Any, question: str, mode: str) -> float:
     from zhiwen.answer.qa import plan_generic
     from zhiwen.tables.answer import answer_from_tables
@@ -289,6 +312,8 @@ def main() -> None:
         if "hard-site" in args.sets:
             print(_table(BY_KIND))
             print(_table([absent_rows(home, hard_none, args, "hard-site", "hard site, no table answers")]))
+            if not args.before:
+                print(_table([followups(home, th.followup_pairs(hard), args)]))
         if not args.before and not args.no_scale:
             print(_table([scale(args.rows, work)]))
     if llm is not None:

@@ -372,6 +372,29 @@ def _unanswerable(site: HardSite, rng: random.Random) -> list[dict[str, Any]]:
     return out
 
 
+def followup_pairs(site: HardSite, seed: int = 41) -> list[dict[str, Any]]:
+    """A cell question, then a follow-up changing its year (「那2022年呢」) or its 科类
+    (「历史类的呢」): the follow-up's gold is the other table's (or column's) cell."""
+    rng = random.Random(seed)
+    by_key = {(p.code, p.year): p for p in site.pages}
+    out: list[dict[str, Any]] = []
+    for page in rng.sample(site.pages, 12):
+        other_year = rng.choice([y for y in YEARS if y != page.year])
+        other = by_key[(page.code, other_year)]
+        both = [m for m in page.majors if m.phys and any(o.name == m.name and o.phys for o in other.majors)]
+        m = rng.choice(both)
+        first = f"{page.year}年{page.province}物理类{m.name}最低分是多少？"
+        gold = next(o.phys[1] for o in other.majors if o.name == m.name and o.phys)
+        out.append({"q": first, "follow": f"那{other_year}年呢", "doc": other.file, "gold": str(gold)})
+        tracks = [m for m in page.majors if m.phys and m.hist]
+        if tracks:
+            m = rng.choice(tracks)
+            assert m.hist is not None
+            out.append({"q": f"{page.year}年{page.province}物理类{m.name}最低分是多少？",
+                        "follow": "历史类的呢？", "doc": page.file, "gold": str(m.hist[1])})  # fmt: skip
+    return out
+
+
 def hard_questions(
     site: HardSite, seed: int = 31
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
