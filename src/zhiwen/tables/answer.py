@@ -33,10 +33,19 @@ from zhiwen.config import Settings, TablesSettings
 from zhiwen.documents import ParentHit
 from zhiwen.tables.catalog import TableCatalog, TableKB
 from zhiwen.tables.cells import CellFound, find_cell, quoted_row
+from zhiwen.tables.lookup import page_rows
 from zhiwen.tables.question import RowRef, arabic_years, header_parts, row_label, rows_from_hits
 from zhiwen.tables.render import markdown_rows, payload, payload_text
 from zhiwen.tables.rules import read_shape
-from zhiwen.tables.sql_answer import NoSQLAnswer, SQLAnswer, SQLLimits, llm_answer, ranked_tables, rule_answer
+from zhiwen.tables.sql_answer import (
+    NoSQLAnswer,
+    SQLAnswer,
+    SQLLimits,
+    distinct_values,
+    llm_answer,
+    ranked_tables,
+    rule_answer,
+)
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +87,8 @@ def answer_from_tables(
     asked = arabic_years(question)
     shape = read_shape(asked)
     found = find_cell(asked, rows)
+    if found is None:
+        found = find_cell(asked, rows + _page_rows(kb, asked, rows))
     reason: str | None = None
     if shape.aggregate and (found is None or read_shape(_unnamed(asked, found)).aggregate):
         try:
@@ -89,6 +100,18 @@ def answer_from_tables(
     if found is None:
         return None
     return _cell_answer(question, found, cites, reason)
+
+
+def _page_rows(kb: TableKB, question: str, rows: list[RowRef]) -> list[RowRef]:
+    """The retrieved pages' rows retrieval missed (:mod:`~zhiwen.tables.lookup`); none when the
+    catalogue cannot be read (a derived cache: the question is answered without them)."""
+    catalog = TableCatalog.for_kb(kb)
+    try:
+        catalog.sync(kb)
+        return page_rows(catalog, question, rows, distinct_values)
+    except Exception as exc:  # the catalogue is a derived cache: its failure is no 500
+        log.warning("table catalogue of %s could not be read: %s", kb.name, exc)
+        return []
 
 
 def _unnamed(question: str, found: CellFound) -> str:

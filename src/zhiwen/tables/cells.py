@@ -26,6 +26,7 @@ from zhiwen.tables.question import (
     RowRef,
     column_score,
     context_score,
+    header_words,
     names_other_table,
     subject_of,
     value_match,
@@ -84,7 +85,7 @@ def find_cell(question: str, rows: Sequence[RowRef]) -> CellFound | None:
     other = {
         (t, c)
         for t, c in {(r.title, r.columns) for r in rows}
-        if names_other_table(t, question, titles, " ".join(c))
+        if names_other_table(t, question, titles, header_words(c))
     }
     best: tuple[float, RowRef, list[int]] | None = None
     for row in rows:

@@ -132,9 +132,21 @@ def context_score(label: str, question: str) -> float:
     return score
 
 
+#: characters of function words (在, 的, 年 of 「2021年在江西省」): a pair with one names nothing
+_FUNCTION_CHARS = frozenset("的在年了和与及是为之其对从于")
+
+
 def _label_grams(label: str) -> set[str]:
     rest = norm(_YEAR.sub("", label))
-    return {rest[i : i + 2] for i in range(len(rest) - 1)}
+    grams = {rest[i : i + 2] for i in range(len(rest) - 1)}
+    return {g for g in grams if not _FUNCTION_CHARS & set(g)}
+
+
+def header_words(columns: Iterable[str]) -> str:
+    """A table's header as words to compare names with: each part also with 分/类 after it, as
+    a question says it (「最低」 asked as 「最低分」; see :func:`column_score`)."""
+    parts = [p for c in columns for p in header_parts(c)]
+    return " ".join(f"{p} {p}分 {p}类" for p in parts)
 
 
 def names_other_table(label: str, question: str, labels: Iterable[str], own: str = "") -> bool:
