@@ -55,6 +55,12 @@ def test_rest_sse_and_openai_carry_the_table(http: TestClient) -> None:
     zhiwen = resp.json()["zhiwen"]
     assert zhiwen["route"] == "table" and zhiwen["table"]["columns"][0] == "专业名称"
 
+    body = {"model": "scores", "stream": True, "messages": [{"role": "user", "content": QUESTION}]}
+    with http.stream("POST", "/v1/chat/completions", json=body) as r:
+        frames = [x[5:].strip() for x in "".join(r.iter_text()).splitlines() if x.startswith("data:")]
+    last = [json.loads(f) for f in frames if f != "[DONE]" and '"zhiwen"' in f][-1]
+    assert last["zhiwen"]["table"]["highlight"] == [[0, 4]]
+
 
 def test_other_answers_have_no_table(http: TestClient) -> None:
     data = http.post("/api/v1/qa", json={"kb": "scores", "question": "学校食堂几点开门"}).json()["data"]
