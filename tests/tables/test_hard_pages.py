@@ -15,6 +15,7 @@ from zhiwen.tables.question import (
     arabic_years,
     column_score,
     header_parts,
+    names_other_place,
     row_label,
     value_match,
     year_match,
@@ -142,3 +143,16 @@ def test_question_words() -> None:
     assert header_parts("学费（元/年）") == ["学费"]  # units weigh nothing
     assert column_score("学费（元/年）", "2022年法学最低分") == 0
     assert column_score("理工 最低", "物理类法学最低分") > column_score("文史 最低", "物理类法学最低分")
+    assert names_other_place("2023年广东省录取分数统计", "2023年西藏自治区物理类法学最低分")
+    assert not names_other_place("2023年河南省录取分数统计", "法学2023年在河南省的最低录取分")
+    assert not names_other_place("学校基本数据", "2023年河南省招生人数")
+
+
+def test_a_province_no_table_names_gets_no_cell(kb) -> None:  # type: ignore[no-untyped-def]
+    ans = answer_question(kb, "2023年西藏自治区物理类法学最低分是多少？", llm=None)
+    assert ans.route != "table"
+
+
+def test_the_province_of_a_word_is_no_place() -> None:
+    assert not names_other_place("2023年河南省录取分数统计", "2023年河南省物理类本科批省控线是多少")
+    assert not names_other_place("2023年河南省录取分数统计", "河南省省会的录取人数")

@@ -149,6 +149,31 @@ def header_words(columns: Iterable[str]) -> str:
     return " ".join(f"{p} {p}分 {p}类" for p in parts)
 
 
+#: a province-level place: 「河南省」「西藏自治区」「香港特别行政区」 (with what stands before it;
+#: not the 省 of 省控线, 省会, 省内 …)
+_PLACE = re.compile(
+    r"(?:[\u4e00-\u9fff]{2,3}省|[\u4e00-\u9fff]{2,8}?(?:自治区|特别行政区))(?![控会份级内外直委厅属])"
+)
+
+
+def _places(text: str) -> list[str]:
+    return _PLACE.findall(_YEAR.sub(" ", text))
+
+
+def names_other_place(label: str, question: str) -> bool:
+    """The question names a province (「西藏自治区」) the table's names lack while they name one of
+    their own (「2023年广东省…」): another table's, even when no retrieved table has it. A word
+    read with what stands before it (「在河南省」) counts when its tail (「河南省」) is in the names."""
+    own = _places(label)
+    if not own:
+        return False
+    for place in _places(question):
+        tails = {place[i:] for i in range(len(place) - 2)}
+        if not any(t in label for t in tails):
+            return True
+    return False
+
+
 def names_other_table(label: str, question: str, labels: Iterable[str], own: str = "") -> bool:
     """Whether ``question`` names another table than ``label``: another year, or words (a
     province) that another retrieved table's names have and this one's lack. ``own``: more
@@ -156,6 +181,8 @@ def names_other_table(label: str, question: str, labels: Iterable[str], own: str
     「最低分」 column is not the other table's 「录取最低分」)."""
     q_years, l_years = set(years(question)), set(years(label))
     if q_years and l_years and not q_years & l_years:
+        return True
+    if names_other_place(label, question):
         return True
     q = norm(_YEAR.sub("", question))
     mine = _label_grams(label) | _label_grams(own)
