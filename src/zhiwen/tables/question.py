@@ -20,6 +20,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from zhiwen.documents import ParentHit
@@ -68,6 +69,7 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
 }
 
 
+@lru_cache(maxsize=65536)  # the question and the cells of every retrieved row, again and again
 def norm(text: str) -> str:
     """Lower case, full-width folded, spaces and punctuation out: what matching compares."""
     return _PUNCT.sub("", unicodedata.normalize("NFKC", text).lower())
@@ -93,6 +95,7 @@ def header_parts(column: str) -> list[str]:
     return words if words else parts
 
 
+@lru_cache(maxsize=8192)  # every retrieved row of a table asks it of the same columns
 def column_score(column: str, question: str) -> float:
     """How clearly ``question`` names ``column``: the characters of its header parts it says
     (a part ending in 类/分 also counts without it), plus Chinese words of English headers."""
@@ -257,7 +260,8 @@ def value_match(value: str, question: str) -> float:
     """How strongly ``question`` names a cell's ``value`` (0: not at all): its text, or its label
     without numbering (「一、收入合计」 named as 「收入合计」)."""
     q = norm(question)
-    for text in (value, row_label(value)):
+    label = row_label(value) if _ROW_PREFIX.match(value) else value
+    for text in (value, label) if label != value else (value,):
         v = norm(text)
         if len(v) >= 2 and not v.isdigit() and v in q:
             return float(len(v))
