@@ -3,7 +3,7 @@
 | method | path | what |
 |--------|------|------|
 | POST | ``/api/v1/kbs/{kb}/documents`` | upload files (multipart ``files``): 202 + job |
-| POST | ``/api/v1/kbs/{kb}/documents`` with ``format=faq`` | FAQ files imported at once: 202 + a finished job |
+| POST | ``/api/v1/kbs/{kb}/documents`` with ``format=faq`` | FAQ files, imported at once: 202 + done job |
 | GET | ``/api/v1/jobs/{job_id}`` | per-file status, pages, chunks, errors |
 | GET | ``/api/v1/kbs/{kb}/documents`` | type, pages, chunks, status, error (failed uploads too) |
 | DELETE | ``/api/v1/kbs/{kb}/documents/{doc_id}`` | remove one document (its chunks and parent) |
