@@ -61,7 +61,7 @@ from zhiwen.api.background import Background, app_lifespan
 from zhiwen.api.handlers import install_exception_handlers
 from zhiwen.api.hygiene import InputHygieneMiddleware
 from zhiwen.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
-from zhiwen.api.routes import admin, chunks, documents, faq, health, kbs, qa, search, ui, words
+from zhiwen.api.routes import admin, chunks, documents, faq, health, kbs, qa, questions, search, ui, words
 from zhiwen.api.security import SECURITY_RESPONSES, SiteGuardMiddleware
 from zhiwen.appkit.registry import AppRegistry, load_apps
 from zhiwen.config import Settings, get_settings
@@ -145,6 +145,7 @@ def _include_routers(app: FastAPI, registry: AppRegistry | None) -> None:
     app.include_router(chunks.router, responses=responses, dependencies=keyed)  # owners: chunks, changes
     app.include_router(words.router, responses=responses, dependencies=keyed)  # dictionary, synonyms
     app.include_router(faq.router, responses=responses, dependencies=keyed)  # FAQ entries
+    app.include_router(questions.router, responses=responses, dependencies=keyed)  # question log
     # OpenAI-shaped errors, documented by the router itself (not the envelope)
     app.include_router(openai_front.router, dependencies=keyed)
     mounted: list[str] = []

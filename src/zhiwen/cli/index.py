@@ -454,9 +454,10 @@ def kb_delete(
     name: str = typer.Argument(..., metavar="知识库", help="知识库名称"),
     yes: bool = typer.Option(False, "--yes", "-y", help="不再确认"),
 ) -> None:
-    """删除知识库（目录及其索引）。"""
+    """删除知识库（目录、索引及其提问记录）。"""
     from zhiwen.config import get_settings
     from zhiwen.kb import list_kbs
+    from zhiwen.questionlog import open_question_log
     from zhiwen.uploads import UploadService
 
     settings = get_settings()
@@ -471,6 +472,8 @@ def kb_delete(
     # an upload job of the KB is unfinished, or while an import writes it
     with UploadService(settings) as uploads:
         uploads.delete_kb(name)
+    with open_question_log(settings) as question_log:  # its questions and ratings go with it
+        question_log.delete_kb(name)
     console.print(f"已删除知识库「{name}」")
 
 
