@@ -6,7 +6,7 @@ LLM client and the offline answerer up, and — as its :class:`Background` says 
 * the **upload worker** of the home's :class:`~zhiwen.uploads.UploadService`: at start it
   resumes or fails what the last process left, at shutdown it stops after the file in hand (the
   job stays queued for the next start);
-* the **vector filler** (:func:`zhiwen.kb.registry.vector_filler`): at start it queues every KB with missing
+* the **vector filler** (:mod:`zhiwen.kb.background`): at start it queues every KB with missing
   vectors, at shutdown it stops between two batches (committed vectors stay).
 
 ``zhiwen serve`` asks for both (:meth:`Background.server`); an app built without them (tests,
