@@ -31,6 +31,7 @@ _COMMAND_MODULES = (
     "zhiwen.cli.serve",  # serve, demo
     "zhiwen.cli.ask",  # ask (dispatches to the KB's app)
     "zhiwen.cli.chat",  # chat (a conversation in the terminal)
+    "zhiwen.cli.feedback",  # feedback (rate an answer by its id)
     "zhiwen.cli.apps",  # apps, and every app's own group (zhiwen <app> …)
 )
 
