@@ -62,7 +62,20 @@ from zhiwen.api.background import Background, app_lifespan
 from zhiwen.api.handlers import install_exception_handlers
 from zhiwen.api.hygiene import InputHygieneMiddleware
 from zhiwen.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
-from zhiwen.api.routes import admin, documents, feedback, health, kbs, qa, search, ui
+from zhiwen.api.routes import (
+    admin,
+    chunks,
+    documents,
+    faq,
+    feedback,
+    health,
+    kbs,
+    qa,
+    questions,
+    search,
+    ui,
+    words,
+)
 from zhiwen.api.security import SECURITY_RESPONSES, SiteGuardMiddleware
 from zhiwen.appkit.registry import AppRegistry, load_apps
 from zhiwen.config import Settings, get_settings
@@ -125,7 +138,7 @@ def create_app(
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.api.cors_origins,
-            allow_methods=["GET", "POST", "PUT", "DELETE"],
+            allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
             allow_headers=["*"],
         )
     # outside CORS: a foreign Host or a cross-site write is refused before anything else runs
@@ -147,6 +160,10 @@ def _include_routers(app: FastAPI, registry: AppRegistry | None) -> None:
         search.router,
         qa.router,
         feedback.router,
+        chunks.router,  # owners: chunks, the change log
+        words.router,  # owners: dictionary, synonyms
+        faq.router,  # owners: FAQ entries
+        questions.router,  # owners: the question log, numbers
         admin.router,
     )
     for router in engine:
