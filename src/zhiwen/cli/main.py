@@ -29,6 +29,7 @@ _COMMAND_MODULES = (
     "zhiwen.cli.ask",  # ask (dispatches to the KB's app)
     "zhiwen.cli.chat",  # chat (a conversation in the terminal)
     "zhiwen.cli.apps",  # apps, and every app's own group (zhiwen <app> …)
+    "zhiwen.cli.migrate",  # migrate (every file of a home to this release's formats)
 )
 
 for _name in _COMMAND_MODULES:
