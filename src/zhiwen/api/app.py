@@ -60,7 +60,7 @@ from zhiwen.api.background import Background, app_lifespan
 from zhiwen.api.handlers import install_exception_handlers
 from zhiwen.api.hygiene import InputHygieneMiddleware
 from zhiwen.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
-from zhiwen.api.routes import admin, documents, health, kbs, qa, search, ui
+from zhiwen.api.routes import admin, documents, health, kbs, qa, search, sync, ui
 from zhiwen.api.security import SECURITY_RESPONSES, SiteGuardMiddleware
 from zhiwen.appkit.registry import AppRegistry, load_apps
 from zhiwen.config import Settings, get_settings
@@ -138,6 +138,7 @@ def _include_routers(app: FastAPI, registry: AppRegistry | None) -> None:
     engine = (health.metrics_router, kbs.router, documents.router, search.router, qa.router, admin.router)
     for router in engine:
         app.include_router(router, responses=responses, dependencies=keyed)
+    app.include_router(sync.router, responses=responses, dependencies=keyed)  # a KB's sources
     # OpenAI-shaped errors, documented by the router itself (not the envelope)
     app.include_router(openai_front.router, dependencies=keyed)
     mounted: list[str] = []
