@@ -166,3 +166,16 @@ def test_home_settings_carry_a_version(zhiwen_home: Path) -> None:
     assert json.loads(path.read_text("utf-8"))["format_version"] == 1
     service.update({"retrieval": {"top_k": 8}})
     assert json.loads(path.read_text("utf-8")) == {"format_version": 1, "retrieval": {"top_k": 8}}
+
+
+def test_a_big_older_store_is_refused_on_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "store"
+    folder.mkdir()
+    with sqlite3.connect(folder / "store.sqlite") as conn:
+        conn.execute("CREATE TABLE chunks (rowid INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT)")
+    conn.close()
+    monkeypatch.setattr("zhiwen.versions.sqlite.ON_OPEN_MAX_BYTES", 0)
+    with pytest.raises(MigrationNeeded) as err:
+        ChunkDB(folder, dim=4)
+    assert "zhiwen migrate" in err.value.message
+    assert not list(folder.glob("*.bak"))

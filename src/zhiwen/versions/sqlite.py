@@ -4,7 +4,8 @@ Before the first step the file is copied with SQLite's online backup API to
 ``<file>.v<found>.bak`` (kept when it exists: the copy of an interrupted migration is the
 untouched original). Each step commits with its version, so a crash between steps resumes from
 the last one; two processes opening the file at once serialise on the write lock and the second
-finds the work done.
+finds the work done. A file over :data:`ON_OPEN_MAX_BYTES` is not migrated on open (the copy
+alone would stall the opener): it is refused with a message naming ``zhiwen migrate``.
 """
 
 from __future__ import annotations
@@ -13,9 +14,14 @@ import logging
 import sqlite3
 from pathlib import Path
 
+from zhiwen.versions.errors import MigrationNeeded
 from zhiwen.versions.registry import Format, Step, get_format
 
 log = logging.getLogger(__name__)
+
+#: a bigger file is not copied and migrated while it is being opened (a server would stall on
+#: it, the disk may lack room for the copy): the opener names ``zhiwen migrate`` instead
+ON_OPEN_MAX_BYTES = 1 << 30
 
 
 def sqlite_version(conn: sqlite3.Connection) -> int:
@@ -39,10 +45,19 @@ def check_sqlite(conn: sqlite3.Connection, name: str, path: Path, *, on_open: bo
         conn.execute(f"PRAGMA user_version = {fmt.current}")
         return []
     steps = fmt.pending(found, path, on_open=on_open)
+    if on_open and _size(path) > ON_OPEN_MAX_BYTES:
+        raise MigrationNeeded(fmt.label, path, found, fmt.current)
     backup_sqlite(conn, path, found)
     for step in steps:
         _run_step(conn, fmt, step, path)
     return steps
+
+
+def _size(path: Path) -> int:
+    try:
+        return Path(path).stat().st_size
+    except OSError:
+        return 0
 
 
 def backup_sqlite(conn: sqlite3.Connection, path: Path, found: int) -> Path:
