@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from zhiwen.cli.main import app
+from zhiwen.documents import Document
 from zhiwen.errors import KnowledgeBaseBusy
 from zhiwen.kb import KnowledgeBase
 from zhiwen.kb.registry import close_all, open_kb
@@ -152,11 +153,15 @@ def test_index_remembers_the_folder_and_the_first_sync_reads_nothing(zhiwen_home
     runner = CliRunner()
     done = runner.invoke(app, ["index", str(folder), "--kb", "手册", "--embedder", "hash", "--json"])
     assert done.exit_code == 0, done.output
+    meta = {"source": "上传.md", "file_sha256": "0" * 64}
+    uploaded = Document("上传", "# 上传\n\n网页上传的说明。", "上传", meta)
+    open_kb("手册").index_documents([uploaded], progress=False)  # came another way: must stay
     synced = runner.invoke(app, ["sync", "手册", "--json"])
     assert synced.exit_code == 0, synced.output
     result = json.loads(synced.output)
     assert result["sources"] == [str(folder.resolve())]
-    assert (result["unchanged"], result["parsed"], result["added"]) == (5, 0, 0)
+    assert (result["unchanged"], result["parsed"], result["added"], result["removed"]) == (5, 0, 0, 0)
+    assert "上传" in open_kb("手册").store.doc_ids()
     close_all()
 
 

@@ -10,7 +10,8 @@ folder gone, a sitemap down) is an error and its documents are kept; so is a pag
 that fails to fetch or parse.
 
 The first sync of a KB indexed with ``zhiwen index FOLDER`` takes the hashes its documents
-were stored with (``file_sha256``), so it re-reads nothing that did not change.
+were stored with (``file_sha256``), so it re-reads nothing that did not change (a file deleted
+between that index and the first sync stays: it cannot be told from an uploaded document).
 
 Example::
 
@@ -33,7 +34,7 @@ from filelock import FileLock, Timeout
 
 from zhiwen.documents import Chunk, Document
 from zhiwen.errors import IngestError, KnowledgeBaseBusy
-from zhiwen.ingest.files import FileResult, OcrProvider, file_documents, ocr_provider, parse_one
+from zhiwen.ingest.files import FileResult, OcrProvider, file_documents, iter_files, ocr_provider, parse_one
 from zhiwen.ingest.limits import IngestLimits
 from zhiwen.kb.indexer import DenseMode
 from zhiwen.sync.listing import Entry, http_client, list_source
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
 
 OnProgress = Callable[[str], None]
 LOCK_FILE = "sync.lock"
-SOURCE_KEY = "sync_source"  # document metadata: the source it came from
 
 
 @dataclass(slots=True)
@@ -76,12 +76,13 @@ class _Reader:
         kind = "html" if "html" in entry.content_type.lower() else None
         return parse_one(page, entry.name, kind=kind, **common)  # type: ignore[arg-type]
 
-    def documents(self, result: FileResult, source: str) -> tuple[list[Document], list[Chunk]]:
+    def documents(self, result: FileResult) -> tuple[list[Document], list[Chunk]]:
+        """As ``zhiwen index`` makes them (the same ids and metadata: either may follow the other
+        without rewriting a passage)."""
         return file_documents(
             [result],
             max_chars=self.kb.config.chunk_max_chars,
             overlap=self.kb.settings.retrieval.chunk_overlap_chars,
-            extra={SOURCE_KEY: source},
         )
 
 
@@ -136,16 +137,21 @@ def sync_kb(
 
 
 def _seed_from_store(kb: KnowledgeBase, state: SyncState) -> None:
-    """A KB never synced: its first folder source's documents, as ``zhiwen index`` stored them."""
+    """A KB never synced: its first folder source's documents, as ``zhiwen index`` stored them.
+
+    Only the files the folder still holds are taken: a stored document that is not there may
+    have come another way (an upload through the web UI), and a first sync must not delete it.
+    """
     folders = [s for s in kb.config.sources if source_kind(s) == "folder"]
-    if state.sources or not folders or kb.store.count() == 0:
+    if state.sources or not folders or kb.store.count() == 0 or not Path(folders[0]).exists():
         return
+    present = {name for _, name in iter_files(Path(folders[0]))}
     seen: dict[str, Seen] = {}
     for parent in kb.get_parents(sorted(kb.store.doc_ids())):
         md = parent.metadata
-        stored = isinstance(md.get("file_sha256"), str) and isinstance(md.get("source"), str)
-        if stored and md.get(SOURCE_KEY, folders[0]) == folders[0]:
-            seen[md["source"]] = Seen(md["file_sha256"], parent.id)
+        name, digest = md.get("source"), md.get("file_sha256")
+        if isinstance(name, str) and isinstance(digest, str) and name in present:
+            seen[name] = Seen(digest, parent.id)
     state.sources[folders[0]] = seen
 
 
@@ -177,7 +183,7 @@ def _sync_source(
                 after[entry.name] = old or Seen(entry.hash, entry.name)
                 continue
             say(f"解析 {entry.name}")
-            seen = _read(entry, old, source, plan, result, reader)
+            seen = _read(entry, old, plan, result, reader)
             if seen is not None:
                 after[entry.name] = seen
     except IngestError as exc:  # the source itself is gone or unreadable: keep its documents
@@ -196,9 +202,7 @@ def _count(result: SyncResult, old: Seen | None) -> None:
         result.changed += 1
 
 
-def _read(
-    entry: Entry, old: Seen | None, source: str, plan: _Plan, result: SyncResult, reader: _Reader
-) -> Seen | None:
+def _read(entry: Entry, old: Seen | None, plan: _Plan, result: SyncResult, reader: _Reader) -> Seen | None:
     """Parse a new or changed entry into the plan; None when it yields nothing (it goes)."""
     parsed = reader.parse(entry)
     result.parsed += 1
@@ -206,7 +210,7 @@ def _read(
         if parsed.status == "failed":
             result.errors.append(parsed.error or entry.name)
         return old if parsed.status == "failed" else None  # a failed read keeps what the KB has
-    docs, chunks = reader.documents(parsed, source)
+    docs, chunks = reader.documents(parsed)
     if not docs:
         return None
     _count(result, old)
