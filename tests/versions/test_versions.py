@@ -179,3 +179,16 @@ def test_a_big_older_store_is_refused_on_open(tmp_path: Path, monkeypatch: pytes
         ChunkDB(folder, dim=4)
     assert "zhiwen migrate" in err.value.message
     assert not list(folder.glob("*.bak"))
+
+
+def test_a_qdrant_kb_carries_its_payload_version(tmp_path: Path) -> None:
+    from zhiwen.store.factory import open_store
+
+    url = f"qdrant+local://{tmp_path / 'qdrant'}"
+    store = open_store(url, path=tmp_path / "kb", name="手册", dim=4)
+    assert store._meta["payload_version"] == 1  # type: ignore[attr-defined]
+    store._meta["payload_version"] = 99  # type: ignore[attr-defined]
+    store._save_meta()  # type: ignore[attr-defined]
+    store.close()
+    with pytest.raises(FormatTooNew):
+        open_store(url, path=tmp_path / "kb", name="手册", dim=4)
