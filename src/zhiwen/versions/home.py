@@ -37,6 +37,7 @@ KB_FILES = {
     "curation.sqlite": "curation",
     "tables.sqlite3": "table-catalog",
     "sync.json": "sync-state",
+    "documents.json": "upload-ledger",
 }
 
 

@@ -81,6 +81,13 @@ FORMATS: dict[str, Format] = {
         Format("qdrant-payload", "Qdrant 知识库数据", "qdrant", 1, (Step(1, _STAMP),)),
         Format("upload-jobs", "上传任务队列", "sqlite", 1, (Step(1, _STAMP),)),
         Format(
+            "upload-ledger",
+            "上传文档清单 documents.json",
+            "json",
+            1,
+            (Step(1, "文档条目移入 documents 键并写入版本号", "zhiwen.uploads.ledger:nest_documents"),),
+        ),
+        Format(
             "sessions",
             "会话记录",
             "sqlite",
