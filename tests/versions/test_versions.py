@@ -8,6 +8,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from zhiwen.config import get_settings
 from zhiwen.config.runtime import DynamicSettingsService
@@ -192,3 +194,16 @@ def test_a_qdrant_kb_carries_its_payload_version(tmp_path: Path) -> None:
     store.close()
     with pytest.raises(FormatTooNew):
         open_store(url, path=tmp_path / "kb", name="手册", dim=4)
+
+
+@given(st.sampled_from(sorted(FORMATS)), st.integers(min_value=0, max_value=12), st.booleans())
+def test_pending_is_the_steps_between_or_a_refusal(name: str, found: int, on_open: bool) -> None:
+    fmt = FORMATS[name]
+    if found > fmt.current:
+        with pytest.raises(FormatTooNew):
+            fmt.pending(found, "x", on_open=on_open)
+        return
+    steps = fmt.pending(found, "x", on_open=on_open)
+    # every declared step above ``found``, in order (PostgreSQL's start at 2: 1 was its first layout)
+    assert [s.to for s in steps] == sorted(s.to for s in fmt.steps if s.to > found)
+    assert all(found < s.to <= fmt.current for s in steps)
