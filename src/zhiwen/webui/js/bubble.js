@@ -1,6 +1,8 @@
 // The message bubbles of the chat tabs: the user's question and the answer bubble
-// (data-testid="chat-answer") that renders streamed markdown, flags, sources, copy and retry.
+// (data-testid="chat-answer") that renders streamed markdown, flags, sources, copy and retry,
+// and what every answer carries (answermeta.js: 👍/👎, its id, the FAQ badge, suggestions, a table).
 
+import { answerMeta } from "./answermeta.js";
 import { renderMarkdown } from "./markdown.js";
 import { openSource, sourceList } from "./sources.js";
 import { copyText, el, emptyNode, errorBox, plainMarks, toast } from "./util.js";
@@ -34,7 +36,9 @@ export class AnswerBubble {
     this.flags = el("div", { class: "flags" });
     this.body = el("div", { class: "md", "aria-live": "polite" });
     this.extra = el("div", { class: "extra" });
+    this.metaTop = el("div", { class: "meta-top" });
     this.sourcesBox = el("div", { class: "sources-box" });
+    this.metaBottom = el("div", { class: "meta-bottom" });
     const copy = el("button", { type: "button", class: "ghost small", "data-action": "copy" }, "复制");
     copy.addEventListener("click", async () =>
       toast((await copyText(this.text)) ? "已复制回答" : "复制失败", "ok"),
@@ -48,7 +52,17 @@ export class AnswerBubble {
     this.node = el(
       "article",
       { class: "msg msg-answer", "data-testid": "chat-answer", "aria-label": label },
-      el("div", { class: "bubble" }, this.flags, this.body, this.extra, this.sourcesBox, this.actions),
+      el(
+        "div",
+        { class: "bubble" },
+        this.flags,
+        this.body,
+        this.extra,
+        this.metaTop,
+        this.sourcesBox,
+        this.actions,
+        this.metaBottom,
+      ),
     );
   }
 
@@ -104,6 +118,16 @@ export class AnswerBubble {
     if (answerable === false)
       this.flags.append(el("span", { class: "flag muted" }, "知识库中可能没有相关内容"));
     if (cached) this.flags.append(el("span", { class: "flag muted" }, "缓存"));
+  }
+
+  /** The answer's id, 👍/👎, FAQ badge, suggestions (``onAsk`` asks one) and table, from the
+   * ``done`` event or the REST answer ``source``; returns the fields read (answermeta.js). */
+  setMeta(source, onAsk = null) {
+    const meta = answerMeta(source, { onAsk });
+    this.metaTop.replaceChildren(...(meta.top ? [meta.top] : []));
+    this.metaBottom.replaceChildren(...(meta.bottom ? [meta.bottom] : []));
+    if (meta.fields.answer_type) this.node.dataset.answerType = meta.fields.answer_type;
+    return meta.fields;
   }
 
   showError(err) {

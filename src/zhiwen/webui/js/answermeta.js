@@ -1,0 +1,141 @@
+// What every answer carries besides its text (the answer path's contract, INTERFACES.md): its id
+// (shown small, for 👍/👎 and the owner's 提问记录), ``answer_type`` with the matched FAQ question
+// (an 「FAQ」 badge: the answer is that entry's, word for word), 「您是不是想问：」 near-miss FAQ
+// questions that ask themselves when clicked, and a result table when the answer carries one
+// (``data.table``: zhiwen.tables.render.payload). Everything is built as DOM nodes with
+// textContent: nothing from an answer is ever parsed as HTML.
+
+import { feedbackBar } from "./feedback.js";
+import { el, num, score } from "./util.js";
+
+const MAX_SUGGESTIONS = 5;
+
+/**
+ * The answer fields of an SSE ``done`` event or a REST answer's data (app fields may sit at the
+ * top level, as ``done`` merges ``Answer.data``, or under ``data``).
+ */
+export function answerFields(source) {
+  const s = source || {};
+  const data = s.data && typeof s.data === "object" ? s.data : {};
+  const faq = s.faq || data.faq || null;
+  const suggestions = s.suggestions || data.suggestions || [];
+  return {
+    answer_id: typeof s.answer_id === "string" ? s.answer_id : null,
+    answer_type: s.answer_type || data.answer_type || null,
+    faq: faq && typeof faq === "object" && faq.question ? faq : null,
+    suggestions: Array.isArray(suggestions) ? suggestions.filter((x) => typeof x === "string" && x) : [],
+    table: tableOf(s.table) || tableOf(data.table),
+  };
+}
+
+function tableOf(t) {
+  return t && typeof t === "object" && Array.isArray(t.columns) && Array.isArray(t.rows) ? t : null;
+}
+
+function cellText(v) {
+  if (v === null || v === undefined || v === "") return "—";
+  if (typeof v === "number") return num(v);
+  return String(v);
+}
+
+/**
+ * A table answer's payload ({title, source, columns, types, rows, total_rows, highlight}) as a
+ * scrollable <table> (data-testid="answer-table"); the cells the answer is about are marked.
+ */
+export function answerTable(t) {
+  const marked = new Set((t.highlight || []).map((h) => `${h[0]}:${h[1]}`));
+  const types = t.types || [];
+  const numeric = (j) => ["int", "float"].includes(types[j]);
+  const caption = [t.title, t.source && t.source !== t.title ? `来源：${t.source}` : ""].filter(Boolean);
+  const shown = t.rows.length;
+  const total = typeof t.total_rows === "number" ? t.total_rows : shown;
+  return el(
+    "figure",
+    { class: "answer-table", "data-testid": "answer-table" },
+    caption.length ? el("figcaption", { class: "small muted" }, caption.join(" · ")) : null,
+    el(
+      "div",
+      { class: "table-wrap" },
+      el(
+        "table",
+        { class: "mini" },
+        el("thead", {}, el("tr", {}, t.columns.map((c) => el("th", { scope: "col" }, String(c))))),
+        el(
+          "tbody",
+          {},
+          t.rows.map((row, i) =>
+            el(
+              "tr",
+              {},
+              (Array.isArray(row) ? row : []).map((c, j) =>
+                el(
+                  "td",
+                  { class: [numeric(j) ? "num" : "", marked.has(`${i}:${j}`) ? "hl" : ""].join(" ").trim() || null },
+                  cellText(c),
+                ),
+              ),
+            ),
+          ),
+        ),
+      ),
+    ),
+    total > shown ? el("p", { class: "small muted" }, `共 ${total} 行，显示前 ${shown} 行`) : null,
+  );
+}
+
+/** The 「FAQ」 badge: the answer is the entry's answer word for word. */
+export function faqBadge(faq) {
+  const pct = typeof faq.score === "number" ? `（匹配度 ${score(faq.score)}）` : "";
+  return el(
+    "p",
+    { class: "faq-hit", "data-testid": "faq-badge", title: "命中常见问题：直接给出维护者写好的答案，没有调用大模型" },
+    el("span", { class: "flag ok" }, "FAQ"),
+    el("span", { class: "faq-question" }, faq.question),
+    el("span", { class: "muted small" }, pct),
+  );
+}
+
+/** 「您是不是想问：」 buttons; a click asks that question (``onAsk``) in the same tab. */
+export function suggestionList(questions, onAsk) {
+  return el(
+    "div",
+    { class: "suggestions", "data-testid": "suggestions" },
+    el("span", { class: "muted small" }, "您是不是想问："),
+    questions.slice(0, MAX_SUGGESTIONS).map((q) =>
+      el(
+        "button",
+        { type: "button", class: "chip", "data-testid": "suggestion", onclick: () => onAsk && onAsk(q) },
+        q,
+      ),
+    ),
+  );
+}
+
+/**
+ * Everything under an answer's text: the table, the FAQ badge, the suggestions, then a footer
+ * of 👍/👎 and the answer id. Returns {top, bottom} (either may be null): the badge and table go
+ * above the sources, the suggestions and feedback below.
+ */
+export function answerMeta(source, { onAsk = null } = {}) {
+  const f = answerFields(source);
+  const top = [];
+  if (f.faq) top.push(faqBadge(f.faq));
+  if (f.table) top.push(answerTable(f.table));
+  const bottom = [];
+  if (f.suggestions.length) bottom.push(suggestionList(f.suggestions, onAsk));
+  if (f.answer_id) {
+    bottom.push(
+      el(
+        "div",
+        { class: "answer-foot" },
+        feedbackBar(f.answer_id),
+        el("span", { class: "answer-id muted", "data-testid": "answer-id", title: "回答编号（反馈与提问记录用）" }, `回答编号：${f.answer_id}`),
+      ),
+    );
+  }
+  return {
+    fields: f,
+    top: top.length ? el("div", { class: "answer-meta" }, top) : null,
+    bottom: bottom.length ? el("div", { class: "answer-meta" }, bottom) : null,
+  };
+}
