@@ -37,11 +37,12 @@ export async function sendFile(path, file, field = "file") {
   return envelope(resp);
 }
 
-/** PUT a text body (a CSV file's content) with its content type; returns the envelope's data. */
-export async function sendText(path, text, type = "text/csv") {
+/** PUT a file as the body, bytes as they are (the server reads UTF-8 or GB18030, what a Chinese
+ * Excel saves), with its content type; returns the envelope's data. */
+export async function sendBody(path, file, type = "text/csv") {
   let resp;
   try {
-    resp = await fetchWithKey(path, { method: "PUT", headers: { "Content-Type": `${type}; charset=utf-8` }, body: text });
+    resp = await fetchWithKey(path, { method: "PUT", headers: { "Content-Type": type }, body: file });
   } catch (e) {
     throw networkError(e);
   }

@@ -5,7 +5,7 @@
 // dictionary change in the background.
 
 import { el, errorBox, toast } from "./util.js";
-import { download, kbApi, kbPath, lines, loadInto, sendText } from "./ownerkit.js";
+import { download, kbApi, kbPath, lines, loadInto, sendBody } from "./ownerkit.js";
 
 /** 「土豆 马铃薯，洋芋」 → ["土豆", "马铃薯", "洋芋"]: one line's group. */
 export const groupOf = (line) =>
@@ -88,7 +88,7 @@ function wordsEditor(kb, kind) {
   file.addEventListener("change", async () => {
     const picked = file.files[0];
     if (!picked) return;
-    await apply(async () => sendText(kbPath(kb, `/${kind}`), await picked.text()));
+    await apply(() => sendBody(kbPath(kb, `/${kind}`), picked));
     file.value = "";
   });
   load();
