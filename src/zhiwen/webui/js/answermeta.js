@@ -111,31 +111,41 @@ export function suggestionList(questions, onAsk) {
   );
 }
 
+/** The answer id, small (for 👍/👎 and the owner's 提问记录). */
+export function answerIdNode(id) {
+  return el(
+    "span",
+    { class: "answer-id muted", "data-testid": "answer-id", title: "回答编号（反馈与提问记录用）" },
+    `回答编号：${id}`,
+  );
+}
+
 /**
- * Everything under an answer's text: the table, the FAQ badge, the suggestions, then a footer
- * of 👍/👎 and the answer id. Returns {top, bottom} (either may be null): the badge and table go
- * above the sources, the suggestions and feedback below.
+ * The pieces an answer carries besides its text (null where it has none): the FAQ ``badge``, the
+ * result ``table``, the ``suggestions`` (``onAsk`` asks one), the 👍/👎 ``feedback`` and the ``id``.
  */
-export function answerMeta(source, { onAsk = null } = {}) {
+export function answerParts(source, { onAsk = null } = {}) {
   const f = answerFields(source);
-  const top = [];
-  if (f.faq) top.push(faqBadge(f.faq));
-  if (f.table) top.push(answerTable(f.table));
-  const bottom = [];
-  if (f.suggestions.length) bottom.push(suggestionList(f.suggestions, onAsk));
-  if (f.answer_id) {
-    bottom.push(
-      el(
-        "div",
-        { class: "answer-foot" },
-        feedbackBar(f.answer_id),
-        el("span", { class: "answer-id muted", "data-testid": "answer-id", title: "回答编号（反馈与提问记录用）" }, `回答编号：${f.answer_id}`),
-      ),
-    );
-  }
   return {
     fields: f,
+    badge: f.faq ? faqBadge(f.faq) : null,
+    table: f.table ? answerTable(f.table) : null,
+    suggestions: f.suggestions.length ? suggestionList(f.suggestions, onAsk) : null,
+    feedback: f.answer_id ? feedbackBar(f.answer_id) : null,
+    id: f.answer_id ? answerIdNode(f.answer_id) : null,
+  };
+}
+
+/**
+ * For an answer drawn without a bubble (房源, 购房顾问): {top, bottom}, either null — the badge,
+ * table and suggestions above, 👍/👎 and the id in a footer below.
+ */
+export function answerMeta(source, options = {}) {
+  const p = answerParts(source, options);
+  const top = [p.badge, p.table, p.suggestions].filter(Boolean);
+  return {
+    fields: p.fields,
     top: top.length ? el("div", { class: "answer-meta" }, top) : null,
-    bottom: bottom.length ? el("div", { class: "answer-meta" }, bottom) : null,
+    bottom: p.feedback ? el("div", { class: "answer-meta answer-foot actions" }, p.feedback, p.id) : null,
   };
 }

@@ -2,7 +2,7 @@
 // (data-testid="chat-answer") that renders streamed markdown, flags, sources, copy and retry,
 // and what every answer carries (answermeta.js: 👍/👎, its id, the FAQ badge, suggestions, a table).
 
-import { answerMeta } from "./answermeta.js";
+import { answerParts } from "./answermeta.js";
 import { renderMarkdown } from "./markdown.js";
 import { openSource, sourceList } from "./sources.js";
 import { copyText, el, emptyNode, errorBox, plainMarks, toast } from "./util.js";
@@ -36,9 +36,9 @@ export class AnswerBubble {
     this.flags = el("div", { class: "flags" });
     this.body = el("div", { class: "md", "aria-live": "polite" });
     this.extra = el("div", { class: "extra" });
-    this.metaTop = el("div", { class: "meta-top" });
+    this.badges = el("div", { class: "meta-badges" });
+    this.metaTop = el("div", { class: "meta-top answer-meta" });
     this.sourcesBox = el("div", { class: "sources-box" });
-    this.metaBottom = el("div", { class: "meta-bottom" });
     const copy = el("button", { type: "button", class: "ghost small", "data-action": "copy" }, "复制");
     copy.addEventListener("click", async () =>
       toast((await copyText(this.text)) ? "已复制回答" : "复制失败", "ok"),
@@ -56,12 +56,12 @@ export class AnswerBubble {
         "div",
         { class: "bubble" },
         this.flags,
+        this.badges,
         this.body,
         this.extra,
         this.metaTop,
         this.sourcesBox,
         this.actions,
-        this.metaBottom,
       ),
     );
   }
@@ -108,9 +108,11 @@ export class AnswerBubble {
     if (this.text) this.render(); // citation markers become buttons
   }
 
-  setFlags({ llm_used, extractive_reason, answerable, cached } = {}) {
+  setFlags({ llm_used, extractive_reason, answerable, cached, answer_type } = {}) {
     emptyNode(this.flags);
-    if (llm_used === true) this.flags.append(el("span", { class: "flag ok" }, "大模型生成"));
+    if (answer_type === "faq") {
+      /* the FAQ badge (setMeta) says how it was answered: no LLM, no extract */
+    } else if (llm_used === true) this.flags.append(el("span", { class: "flag ok" }, "大模型生成"));
     else if (llm_used === false) {
       const why = EXTRACTIVE_REASONS[extractive_reason] || "";
       this.flags.append(el("span", { class: "flag warn" }, `摘录式回答${why ? `（${why}）` : ""}`));
@@ -120,14 +122,17 @@ export class AnswerBubble {
     if (cached) this.flags.append(el("span", { class: "flag muted" }, "缓存"));
   }
 
-  /** The answer's id, 👍/👎, FAQ badge, suggestions (``onAsk`` asks one) and table, from the
-   * ``done`` event or the REST answer ``source``; returns the fields read (answermeta.js). */
+  /** What the answer carries besides its text (answermeta.js), from the ``done`` event or the
+   * REST answer ``source``: the FAQ badge above the text, the table and 「您是不是想问」 (``onAsk``
+   * asks one) under it, 👍/👎 and the answer id in the actions row. Returns the fields read. */
   setMeta(source, onAsk = null) {
-    const meta = answerMeta(source, { onAsk });
-    this.metaTop.replaceChildren(...(meta.top ? [meta.top] : []));
-    this.metaBottom.replaceChildren(...(meta.bottom ? [meta.bottom] : []));
-    if (meta.fields.answer_type) this.node.dataset.answerType = meta.fields.answer_type;
-    return meta.fields;
+    const p = answerParts(source, { onAsk });
+    this.badges.replaceChildren(...[p.badge].filter(Boolean));
+    this.metaTop.replaceChildren(...[p.table, p.suggestions].filter(Boolean));
+    for (const n of this.actions.querySelectorAll(".feedback, .answer-id")) n.remove();
+    this.actions.append(...[p.feedback, p.id].filter(Boolean));
+    if (p.fields.answer_type) this.node.dataset.answerType = p.fields.answer_type;
+    return p.fields;
   }
 
   showError(err) {

@@ -94,7 +94,8 @@ export function legend(items) {
  */
 export function dailyChart(labels, series, { kind = "line", format = int, max = null, title = "", testid = null } = {}) {
   const all = series.flatMap((s) => s.values.filter((v) => typeof v === "number"));
-  const top = max || niceMax(Math.max(1, ...all) * 1.05);
+  let top = max || niceMax(Math.max(1, ...all) * 1.05);
+  if (!max && format === int) top = Math.max(4, Math.ceil(top / 4) * 4); // whole numbers on the axis
   const n = Math.max(1, labels.length);
   const band = (W - PAD.l - PAD.r) / n;
   const x = (i) => PAD.l + band * (i + 0.5);

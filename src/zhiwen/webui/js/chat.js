@@ -151,6 +151,7 @@ export function createChatView(app) {
           llm_used: flags.llm_used,
           extractive_reason: flags.extractive_reason,
           answerable: flags.answerable,
+          answer_type: flags.answer_type,
         },
         meta,
       });

@@ -217,7 +217,7 @@ export function createChunksPanel({ kb }) {
       const docs = got.documents || [];
       docSelect.replaceChildren(
         el("option", { value: "" }, docs.length ? "（选择文档）" : "（没有文档）"),
-        ...docs.map((d) => el("option", { value: d.doc_id }, `${d.title || d.doc_id}（${d.chunks ?? "—"} 段）`)),
+        ...docs.map((d) => el("option", { value: d.doc_id }, typeof d.chunks === "number" ? `${d.title || d.doc_id}（${d.chunks} 段）` : d.title || d.doc_id)),
       );
       if (keep && docs.some((d) => d.doc_id === keep)) docSelect.value = keep;
       else if (docs.length) docSelect.value = docs[0].doc_id;

@@ -74,7 +74,7 @@ function charts(days, labels) {
       { name: "👍", cls: "s1", values: col("up") },
       { name: "👎", cls: "s2", values: col("down") },
     ], { kind: "bar", testid: "chart-feedback" }),
-    chartCard("大模型调用与 Token", labels, [
+    chartCard("大模型调用", labels, [
       { name: "调用次数", cls: "s1", values: col("llm_calls") },
     ], { kind: "bar", testid: "chart-llm" }),
     chartCard("Token", labels, [{ name: "Token", cls: "s2", values: tokens }], { kind: "bar", testid: "chart-tokens" }),
