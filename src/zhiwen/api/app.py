@@ -34,7 +34,8 @@ admission (one deadline per request, bounded queues → 503 + ``Retry-After``, w
 
 What runs behind the routes is the app's own lifespan (:mod:`zhiwen.api.background`): the upload
 worker of its :class:`~zhiwen.uploads.UploadService` and the vector filler, as ``background``
-asks (``zhiwen serve`` asks for both).
+asks (``zhiwen serve`` asks for both), and the home's question log
+(:class:`~zhiwen.questionlog.QuestionLog`, ``app.state.question_log``), closed at shutdown.
 
 Example::
 
@@ -67,6 +68,7 @@ from zhiwen.config import Settings, get_settings
 from zhiwen.config.runtime import DynamicSettingsService
 from zhiwen.httpkit.deps import KBRegistry, get_access, require_app_kbs
 from zhiwen.httpkit.envelope import ERROR_RESPONSES
+from zhiwen.questionlog import open_question_log
 from zhiwen.resilience import configure_resilience
 from zhiwen.uploads import UploadService
 
@@ -104,6 +106,8 @@ def create_app(
     app.state.dynamic_settings = DynamicSettingsService(settings)
     app.state.apps = registry
     app.state.uploads = UploadService(settings)  # its queue opens on first use
+    # the home's question log: opened here (its store on first record), closed by the lifespan
+    app.state.question_log = open_question_log(settings)
 
     install_exception_handlers(app)
     # added first = innermost: admission holds a slot only for requests that passed every check

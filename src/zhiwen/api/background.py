@@ -11,7 +11,9 @@ LLM client and the offline answerer up, and — as its :class:`Background` says 
 
 ``zhiwen serve`` asks for both (:meth:`Background.server`); an app built without them (tests,
 an embedding app) queues uploads and serves documents, but indexes nothing in the background.
-The routes reach the service through :func:`get_uploads`.
+The routes reach the service through :func:`get_uploads`. The home's question log
+(``app.state.question_log``, opened by ``create_app``) is closed when the app stops: what was
+recorded is written before the process goes.
 
 Example::
 
@@ -77,6 +79,7 @@ def app_lifespan(settings: Settings, background: Background) -> Lifespan:
                 async with _running_uploads(app.state.uploads, background.uploads):
                     yield
         finally:
+            await anyio.to_thread.run_sync(app.state.question_log.close)  # writes what is queued
             if background.on_stopped is not None:
                 background.on_stopped()
 
