@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from ui_browser import Watch
@@ -13,7 +14,7 @@ from ui_fixtures import Server
 from ui_owner import ask_chat, client, curated_kb, need_routes, open_owner
 
 KB = "curated_owner"
-DOC = "东湖图书馆借阅规则.md"
+DOC = "东湖图书馆借阅规则"  # a Markdown file's document id is its name without .md
 CHUNK_ROUTES = (
     "/api/v1/kbs/{kb}/documents/{doc_id}/chunks",
     "/api/v1/kbs/{kb}/chunks",
@@ -48,18 +49,22 @@ def test_chunks_are_edited_disabled_searched_added_and_deleted(page: Any, ui_ser
     need_routes(ui_server, *CHUNK_ROUTES)
     panel = open_owner(page, kb, "chunks")
     panel.get_by_test_id("doc-select").select_option(DOC)
-    card = panel.locator("[data-testid=chunk]", has_text="借期为30天").first
+    chunk_id = panel.locator("[data-testid=chunk]", has_text="借期为30天").first.get_attribute(
+        "data-chunk-id"
+    )
+    card = panel.locator(f"[data-testid=chunk][data-chunk-id='{chunk_id}']")
     card.get_by_test_id("chunk-edit").click()
     card.get_by_test_id("chunk-text-input").fill("东湖图书馆的图书借期为60天，每位读者最多同时借阅10册。")
     card.get_by_test_id("chunk-questions-input").fill("借书能借几天")
     card.get_by_test_id("chunk-keywords-input").fill("借期")
     card.get_by_test_id("chunk-save").click()
-    edited = panel.locator("[data-testid=chunk]", has_text="借期为60天").first
-    assert edited.get_by_test_id("chunk-state").inner_text() == "已编辑"
-    assert "借书能借几天" in edited.locator(".questions").inner_text()
+    panel.locator("[data-testid=chunk]", has_text="借期为60天").wait_for()
+    assert card.get_by_test_id("chunk-state").inner_text() == "已编辑"
+    assert "借书能借几天" in card.locator(".questions").inner_text()
+    assert "借期为30天" in (card.locator(".source-text").text_content() or "")  # the imported text, folded
 
-    edited.get_by_test_id("chunk-toggle").click()
-    panel.locator("[data-testid=chunk][data-enabled=false]", has_text="借期为60天").wait_for()
+    card.get_by_test_id("chunk-toggle").click()
+    panel.locator(f"[data-testid=chunk][data-chunk-id='{chunk_id}'][data-enabled=false]").wait_for()
 
     panel.get_by_test_id("chunk-search").fill("滞纳金")
     panel.get_by_test_id("chunk-search").press("Enter")
@@ -145,13 +150,16 @@ def test_dictionary_and_synonyms_are_kept(page: Any, ui_server: Server, kb: str)
 
 
 def test_a_change_is_undone(page: Any, ui_server: Server, kb: str) -> None:
-    need_routes(
-        ui_server, "/api/v1/kbs/{kb}/changes", "/api/v1/kbs/{kb}/changes/undo", "/api/v1/kbs/{kb}/dictionary"
-    )
+    need_routes(ui_server, "/api/v1/kbs/{kb}/changes", "/api/v1/kbs/{kb}/changes/undo", *CHUNK_ROUTES)
     with client(ui_server) as http:
-        http.put(f"/api/v1/kbs/{kb}/dictionary", json={"words": ["自习室"]}).raise_for_status()
+        [chunk] = http.get(f"/api/v1/kbs/{kb}/chunks", params={"q": "开放时间", "limit": 1}).json()["data"][
+            "items"
+        ]
+        cid = quote(chunk["id"], safe="")
+        http.patch(f"/api/v1/kbs/{kb}/chunks/{cid}", json={"keywords": ["开馆"]}).raise_for_status()
     panel = open_owner(page, kb, "changes")
     row = panel.locator("[data-testid=change][data-undone=false]").first
+    assert chunk["id"] in row.inner_text()
     change_id = row.get_attribute("data-change-id")
     row.get_by_test_id("change-undo").click()
     panel.locator(f"[data-testid=change][data-change-id='{change_id}'][data-undone=true]").wait_for()

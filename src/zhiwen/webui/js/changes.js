@@ -52,7 +52,7 @@ export function createChangesPanel({ kb }) {
       "tr",
       { "data-testid": "change", "data-change-id": c.id, "data-undone": String(Boolean(c.undone)) },
       el("td", {}, when(c.at)),
-      el("td", {}, ACTIONS[c.action] || c.action || "—"),
+      el("td", {}, c.label || ACTIONS[c.action] || c.action || "—"),
       el("td", {}, el("code", { class: "small" }, c.target || "—")),
       el("td", { class: "muted small" }, c.actor || "—"),
       el("td", {}, undoBtn),

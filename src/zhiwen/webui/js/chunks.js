@@ -106,6 +106,14 @@ export function createChunksPanel({ kb }) {
         stateFlags(c),
       ),
       body,
+      c.source_text && c.source_text !== c.text
+        ? el(
+            "details",
+            { class: "source-text" },
+            el("summary", { class: "small muted" }, c.review ? "导入的原文（已更新，请复核修改）" : "导入时的原文"),
+            el("div", { class: "chunk-text muted" }, c.source_text),
+          )
+        : null,
       chips(c.questions, "questions", "问题"),
       chips(c.keywords, "keywords", "关键词"),
     );
@@ -168,7 +176,7 @@ export function createChunksPanel({ kb }) {
   }
 
   function addForm() {
-    const doc = el("input", { type: "text", placeholder: "留空：放在「手动添加」文档" });
+    const doc = el("input", { type: "text", placeholder: "留空：放在 manual 文档" });
     doc.value = docSelect.value || "";
     const title = el("input", { type: "text" });
     const text = el("textarea", { rows: "5", required: true, "data-testid": "chunk-add-text" });
