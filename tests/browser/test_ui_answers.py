@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from ui_fixtures import Server
 from ui_owner import ask_chat, curated_kb, need_routes, open_owner
-from ui_steps import advisor, policy, property_search, tab
+from ui_steps import advisor, idle, policy, property_search, tab
 
 KB = "curated_answers"
 HOSTILE = '<img src=x onerror="window.__pwned=1">'
@@ -145,7 +145,20 @@ def test_a_disliked_answer_becomes_an_faq_answered_word_for_word(
     item.get_by_test_id("to-faq-submit").click()
     item.get_by_test_id("to-faq-done").wait_for()
 
-    again = ask_chat(page, "请问东湖图书馆能带宠物进去吗", kb)
+    # a paraphrase the hash embedder of the tests matches (punctuation only: real embedders go
+    # further), then a near miss, whose 「您是不是想问」 asks the entry's question
+    page.get_by_test_id("app-tab-chat").click()
+    page.get_by_test_id("chat-new").click()  # asked on its own, not as a follow-up
+    again = ask_chat(page, "东湖图书馆，可以带宠物进去吗", kb)
     assert again.locator(".md").inner_text().strip() == right
-    assert question.rstrip("？") in again.get_by_test_id("faq-badge").inner_text()
     assert again.get_attribute("data-answer-type") == "faq"
+    assert question in again.get_by_test_id("faq-badge").inner_text()
+    near = ask_chat(page, "请问东湖图书馆可以带宠物进去吗？", kb)
+    assert near.get_attribute("data-answer-type") != "faq"
+    near.get_by_test_id("suggestion").filter(has_text=question).click()
+    page.wait_for_function(
+        "() => document.querySelectorAll('#chat-thread [data-testid=chat-answer]').length === 3"
+    )
+    idle(page, "#chat-thread [data-testid=chat-answer]")
+    last = page.locator("#chat-thread [data-testid=chat-answer]").last
+    assert last.locator(".md").inner_text().strip() == right
