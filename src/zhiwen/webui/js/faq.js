@@ -23,7 +23,7 @@ export function rowErrors(err) {
         "tbody",
         {},
         rows.slice(0, 100).map((r) =>
-          el("tr", {}, el("td", {}, r.row ?? "—"), el("td", {}, r.column ?? "—"), el("td", {}, r.message || "")),
+          el("tr", {}, el("td", {}, r.row ?? "—"), el("td", {}, r.column ?? "—"), el("td", {}, r.reason || r.message || "")),
         ),
       ),
     ),
@@ -178,8 +178,13 @@ export function createFaqPanel({ kb }) {
     if (!file.files[0]) return importBox.append(errorBox(new Error("请选择文件")));
     try {
       const got = await sendFile(kbPath(kb, "/faq/import"), file.files[0]);
-      const n = got && (got.imported ?? got.count ?? got.added ?? (got.items && got.items.length));
-      importBox.append(el("p", { class: "ok", "data-testid": "import-ok" }, `导入成功${typeof n === "number" ? `：${n} 条` : ""}`));
+      const counts = [
+        ["新增", got && got.added],
+        ["更新", got && got.updated],
+        ["未变", got && got.unchanged],
+      ].filter(([, n]) => typeof n === "number");
+      const said = counts.map(([k, n]) => `${k} ${n} 条`).join("，");
+      importBox.append(el("p", { class: "ok", "data-testid": "import-ok" }, `导入成功${said ? `：${said}` : ""}`));
       importForm.reset();
       await refresh();
     } catch (err) {
