@@ -59,7 +59,15 @@ export function answerTable(t) {
       el(
         "table",
         { class: "mini" },
-        el("thead", {}, el("tr", {}, t.columns.map((c) => el("th", { scope: "col" }, String(c))))),
+        el(
+          "thead",
+          {},
+          el(
+            "tr",
+            {},
+            t.columns.map((c) => el("th", { scope: "col" }, String(c))),
+          ),
+        ),
         el(
           "tbody",
           {},
@@ -70,7 +78,10 @@ export function answerTable(t) {
               (Array.isArray(row) ? row : []).map((c, j) =>
                 el(
                   "td",
-                  { class: [numeric(j) ? "num" : "", marked.has(`${i}:${j}`) ? "hl" : ""].join(" ").trim() || null },
+                  {
+                    class:
+                      [numeric(j) ? "num" : "", marked.has(`${i}:${j}`) ? "hl" : ""].join(" ").trim() || null,
+                  },
                   cellText(c),
                 ),
               ),
@@ -88,7 +99,11 @@ export function faqBadge(faq) {
   const pct = typeof faq.score === "number" ? `（匹配度 ${score(faq.score)}）` : "";
   return el(
     "p",
-    { class: "faq-hit", "data-testid": "faq-badge", title: "命中常见问题：直接给出维护者写好的答案，没有调用大模型" },
+    {
+      class: "faq-hit",
+      "data-testid": "faq-badge",
+      title: "命中常见问题：直接给出维护者写好的答案，没有调用大模型",
+    },
     el("span", { class: "flag ok" }, "FAQ"),
     el("span", { class: "faq-question" }, faq.question),
     el("span", { class: "muted small" }, pct),
@@ -101,13 +116,15 @@ export function suggestionList(questions, onAsk) {
     "div",
     { class: "suggestions", "data-testid": "suggestions" },
     el("span", { class: "muted small" }, "您是不是想问："),
-    questions.slice(0, MAX_SUGGESTIONS).map((q) =>
-      el(
-        "button",
-        { type: "button", class: "chip", "data-testid": "suggestion", onclick: () => onAsk && onAsk(q) },
-        q,
+    questions
+      .slice(0, MAX_SUGGESTIONS)
+      .map((q) =>
+        el(
+          "button",
+          { type: "button", class: "chip", "data-testid": "suggestion", onclick: () => onAsk && onAsk(q) },
+          q,
+        ),
       ),
-    ),
   );
 }
 

@@ -47,7 +47,11 @@ export function createChangesPanel({ kb }) {
   function row(c) {
     const undoBtn = c.undone
       ? el("span", { class: "flag muted" }, "已撤销")
-      : el("button", { type: "button", class: "ghost small", "data-testid": "change-undo", onclick: () => undo(c.id) }, "撤销");
+      : el(
+          "button",
+          { type: "button", class: "ghost small", "data-testid": "change-undo", onclick: () => undo(c.id) },
+          "撤销",
+        );
     return el(
       "tr",
       { "data-testid": "change", "data-change-id": c.id, "data-undone": String(Boolean(c.undone)) },
@@ -69,7 +73,15 @@ export function createChangesPanel({ kb }) {
         el(
           "table",
           { class: "mini" },
-          el("thead", {}, el("tr", {}, ["时间", "操作", "对象", "操作者", ""].map((h) => el("th", { scope: "col" }, h)))),
+          el(
+            "thead",
+            {},
+            el(
+              "tr",
+              {},
+              ["时间", "操作", "对象", "操作者", ""].map((h) => el("th", { scope: "col" }, h)),
+            ),
+          ),
           el("tbody", {}, items.map(row)),
         ),
       );
@@ -83,7 +95,11 @@ export function createChangesPanel({ kb }) {
     el(
       "div",
       { class: "toolbar" },
-      el("button", { type: "button", class: "ghost small", "data-testid": "undo-last", onclick: () => undo() }, "撤销上一次修改"),
+      el(
+        "button",
+        { type: "button", class: "ghost small", "data-testid": "undo-last", onclick: () => undo() },
+        "撤销上一次修改",
+      ),
       el("button", { type: "button", class: "ghost small", onclick: refresh }, "刷新"),
     ),
     note,

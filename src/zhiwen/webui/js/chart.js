@@ -92,7 +92,11 @@ export function legend(items) {
  * day so one day still shows). ``format`` writes the y labels; ``max`` fixes the top (rates: 1).
  * Returns an <svg role="img"> whose title says every value (what a screen reader reads).
  */
-export function dailyChart(labels, series, { kind = "line", format = int, max = null, title = "", testid = null } = {}) {
+export function dailyChart(
+  labels,
+  series,
+  { kind = "line", format = int, max = null, title = "", testid = null } = {},
+) {
   const all = series.flatMap((s) => s.values.filter((v) => typeof v === "number"));
   let top = max || niceMax(Math.max(1, ...all) * 1.05);
   if (!max && format === int) top = Math.max(4, Math.ceil(top / 4) * 4); // whole numbers on the axis
@@ -102,7 +106,9 @@ export function dailyChart(labels, series, { kind = "line", format = int, max = 
   const y = (v) => H - PAD.b - ((H - PAD.t - PAD.b) * Math.min(v, top)) / top;
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: `chart daily ${kind}`, role: "img" });
   if (testid) root.setAttribute("data-testid", testid);
-  const said = series.map((s) => `${s.name}：${labels.map((d, i) => `${d} ${format(s.values[i])}`).join("，")}`);
+  const said = series.map(
+    (s) => `${s.name}：${labels.map((d, i) => `${d} ${format(s.values[i])}`).join("，")}`,
+  );
   root.append(svg("title", {}, `${title}。${said.join("；")}`));
   for (let k = 0; k <= 4; k += 1) {
     const v = (top * k) / 4;
@@ -112,7 +118,9 @@ export function dailyChart(labels, series, { kind = "line", format = int, max = 
   const every = Math.ceil(n / 8); // at most 8 day labels
   labels.forEach((d, i) => {
     if (i % every) return;
-    root.append(svg("text", { x: x(i), y: H - PAD.b + 18, "text-anchor": "middle", class: "axis" }, d.slice(5)));
+    root.append(
+      svg("text", { x: x(i), y: H - PAD.b + 18, "text-anchor": "middle", class: "axis" }, d.slice(5)),
+    );
   });
   series.forEach((s, k) => {
     if (kind === "bar") {
@@ -120,7 +128,15 @@ export function dailyChart(labels, series, { kind = "line", format = int, max = 
       s.values.forEach((v, i) => {
         if (typeof v !== "number") return;
         const left = x(i) - (w * series.length) / 2 + k * w;
-        root.append(svg("rect", { x: left, y: y(v), width: w, height: Math.max(0, y(0) - y(v)), class: `bar ${s.cls}` }));
+        root.append(
+          svg("rect", {
+            x: left,
+            y: y(v),
+            width: w,
+            height: Math.max(0, y(0) - y(v)),
+            class: `bar ${s.cls}`,
+          }),
+        );
       });
       return;
     }

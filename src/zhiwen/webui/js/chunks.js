@@ -32,7 +32,8 @@ function stateFlags(c) {
     flags.push(el("span", { class: "flag warn", "data-testid": "chunk-review" }, "原文已更新"));
   if (!c.enabled) flags.push(el("span", { class: "flag bad", "data-testid": "chunk-disabled" }, "已停用"));
   flags.push(el("span", { class: "muted small" }, `命中 ${int(c.hits || 0)} 次`));
-  if (c.updated_at) flags.push(el("span", { class: "muted small" }, `${when(c.updated_at)} ${c.updated_by || ""}`));
+  if (c.updated_at)
+    flags.push(el("span", { class: "muted small" }, `${when(c.updated_at)} ${c.updated_by || ""}`));
   return flags;
 }
 
@@ -97,7 +98,12 @@ export function createChunksPanel({ kb }) {
     const body = el("div", { class: "chunk-text" }, c.text || "");
     const card = el(
       "article",
-      { class: "chunk", "data-testid": "chunk", "data-chunk-id": c.id, "data-enabled": String(Boolean(c.enabled)) },
+      {
+        class: "chunk",
+        "data-testid": "chunk",
+        "data-chunk-id": c.id,
+        "data-enabled": String(Boolean(c.enabled)),
+      },
       el(
         "header",
         { class: "chunk-head" },
@@ -110,7 +116,11 @@ export function createChunksPanel({ kb }) {
         ? el(
             "details",
             { class: "source-text" },
-            el("summary", { class: "small muted" }, c.review ? "导入的原文（已更新，请复核修改）" : "导入时的原文"),
+            el(
+              "summary",
+              { class: "small muted" },
+              c.review ? "导入的原文（已更新，请复核修改）" : "导入时的原文",
+            ),
             el("div", { class: "chunk-text muted" }, c.source_text),
           )
         : null,
@@ -134,10 +144,14 @@ export function createChunksPanel({ kb }) {
     });
     drop.dataset.testid = "chunk-delete";
     edit.addEventListener("click", () => {
-      const editor = chunkEditor(c, (patch) => patchChunk(c, patch, card), () => {
-        editor.replaceWith(body);
-        edit.disabled = false;
-      });
+      const editor = chunkEditor(
+        c,
+        (patch) => patchChunk(c, patch, card),
+        () => {
+          editor.replaceWith(body);
+          edit.disabled = false;
+        },
+      );
       body.replaceWith(editor);
       edit.disabled = true;
       editor.querySelector("textarea").focus();
@@ -150,7 +164,11 @@ export function createChunksPanel({ kb }) {
   function render(items, total, numbered) {
     if (!items.length) return el("p", { class: "muted" }, "没有片段。");
     return [
-      el("p", { class: "muted small" }, total > items.length ? `共 ${total} 段，显示 ${items.length} 段` : `共 ${total} 段`),
+      el(
+        "p",
+        { class: "muted small" },
+        total > items.length ? `共 ${total} 段，显示 ${items.length} 段` : `共 ${total} 段`,
+      ),
       ...items.map((c, i) => chunkCard(c, numbered ? i + 1 : 0)),
     ];
   }
@@ -158,7 +176,8 @@ export function createChunksPanel({ kb }) {
   async function showDoc() {
     const doc = docSelect.value;
     reload = showDoc;
-    if (!doc) return loadInto(list, async () => el("p", { class: "muted" }, "选择文档查看它的片段，或搜索片段。"));
+    if (!doc)
+      return loadInto(list, async () => el("p", { class: "muted" }, "选择文档查看它的片段，或搜索片段。"));
     return loadInto(list, async () => {
       const got = await kbApi(kb, `/documents/${encodeURIComponent(doc)}/chunks`);
       return render(got.items, got.total ?? got.items.length, true);
@@ -225,7 +244,13 @@ export function createChunksPanel({ kb }) {
       const docs = got.documents || [];
       docSelect.replaceChildren(
         el("option", { value: "" }, docs.length ? "（选择文档）" : "（没有文档）"),
-        ...docs.map((d) => el("option", { value: d.doc_id }, typeof d.chunks === "number" ? `${d.title || d.doc_id}（${d.chunks} 段）` : d.title || d.doc_id)),
+        ...docs.map((d) =>
+          el(
+            "option",
+            { value: d.doc_id },
+            typeof d.chunks === "number" ? `${d.title || d.doc_id}（${d.chunks} 段）` : d.title || d.doc_id,
+          ),
+        ),
       );
       if (keep && docs.some((d) => d.doc_id === keep)) docSelect.value = keep;
       else if (docs.length) docSelect.value = docs[0].doc_id;

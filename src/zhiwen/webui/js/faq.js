@@ -18,13 +18,29 @@ export function rowErrors(err) {
     el(
       "table",
       { class: "mini row-errors", "data-testid": "import-errors" },
-      el("thead", {}, el("tr", {}, ["行", "列", "问题"].map((h) => el("th", { scope: "col" }, h)))),
+      el(
+        "thead",
+        {},
+        el(
+          "tr",
+          {},
+          ["行", "列", "问题"].map((h) => el("th", { scope: "col" }, h)),
+        ),
+      ),
       el(
         "tbody",
         {},
-        rows.slice(0, 100).map((r) =>
-          el("tr", {}, el("td", {}, r.row ?? "—"), el("td", {}, r.column ?? "—"), el("td", {}, r.reason || r.message || "")),
-        ),
+        rows
+          .slice(0, 100)
+          .map((r) =>
+            el(
+              "tr",
+              {},
+              el("td", {}, r.row ?? "—"),
+              el("td", {}, r.column ?? "—"),
+              el("td", {}, r.reason || r.message || ""),
+            ),
+          ),
       ),
     ),
     rows.length > 100 ? el("p", { class: "small muted" }, `共 ${rows.length} 处错误，显示前 100 处`) : null,
@@ -75,7 +91,12 @@ export function entryForm(entry, onSave, onCancel) {
 }
 
 export function createFaqPanel({ kb }) {
-  const search = el("input", { type: "search", placeholder: "搜索问题或答案", "aria-label": "搜索 FAQ", "data-testid": "faq-search" });
+  const search = el("input", {
+    type: "search",
+    placeholder: "搜索问题或答案",
+    "aria-label": "搜索 FAQ",
+    "data-testid": "faq-search",
+  });
   const list = el("div", { class: "faq-list", "data-testid": "faq-list" });
   const formBox = el("div", { class: "add-box" });
   const importBox = el("div", { class: "import-box", "aria-live": "polite" });
@@ -102,7 +123,12 @@ export function createFaqPanel({ kb }) {
       ),
       el("div", { class: "chunk-text faq-a" }, e.answer),
       e.similar && e.similar.length
-        ? el("p", { class: "chips" }, el("span", { class: "muted small" }, "相似问题："), e.similar.map((s) => el("span", { class: "chip static" }, s)))
+        ? el(
+            "p",
+            { class: "chips" },
+            el("span", { class: "muted small" }, "相似问题："),
+            e.similar.map((s) => el("span", { class: "chip static" }, s)),
+          )
         : null,
     );
     const edit = el("button", { type: "button", class: "ghost small", "data-testid": "faq-edit" }, "编辑");
@@ -135,12 +161,22 @@ export function createFaqPanel({ kb }) {
   function refresh() {
     return loadInto(list, async () => {
       const got = await kbApi(kb, `/faq${query({ q: search.value.trim(), limit: PAGE })}`);
-      if (typeof got.threshold === "number" && document.activeElement !== threshold) threshold.value = String(got.threshold);
+      if (typeof got.threshold === "number" && document.activeElement !== threshold)
+        threshold.value = String(got.threshold);
       const items = got.items || [];
       const total = got.total ?? items.length;
-      if (!items.length) return el("p", { class: "muted" }, search.value.trim() ? "没有匹配的 FAQ。" : "还没有 FAQ：新增一条，或导入文件。");
+      if (!items.length)
+        return el(
+          "p",
+          { class: "muted" },
+          search.value.trim() ? "没有匹配的 FAQ。" : "还没有 FAQ：新增一条，或导入文件。",
+        );
       return [
-        el("p", { class: "muted small" }, total > items.length ? `共 ${total} 条，显示 ${items.length} 条` : `共 ${total} 条`),
+        el(
+          "p",
+          { class: "muted small" },
+          total > items.length ? `共 ${total} 条，显示 ${items.length} 条` : `共 ${total} 条`,
+        ),
         ...items.map(entryCard),
       ];
     });
@@ -162,15 +198,27 @@ export function createFaqPanel({ kb }) {
     );
   });
 
-  const file = el("input", { type: "file", accept: ".csv,.xlsx,.jsonl,.json", "data-testid": "faq-import-file" });
+  const file = el("input", {
+    type: "file",
+    accept: ".csv,.xlsx,.jsonl,.json",
+    "data-testid": "faq-import-file",
+  });
   const importForm = el(
     "form",
     { class: "row import-form" },
-    el("label", { class: "file-pick" }, file, el("span", { class: "file-btn" }, "选择文件"), el("span", { class: "file-names" }, "CSV / XLSX / JSONL")),
+    el(
+      "label",
+      { class: "file-pick" },
+      file,
+      el("span", { class: "file-btn" }, "选择文件"),
+      el("span", { class: "file-names" }, "CSV / XLSX / JSONL"),
+    ),
     el("button", { type: "submit", class: "ghost small", "data-testid": "faq-import" }, "导入"),
   );
   file.addEventListener("change", () => {
-    importForm.querySelector(".file-names").textContent = file.files[0] ? file.files[0].name : "CSV / XLSX / JSONL";
+    importForm.querySelector(".file-names").textContent = file.files[0]
+      ? file.files[0].name
+      : "CSV / XLSX / JSONL";
   });
   importForm.addEventListener("submit", async (e) => {
     e.preventDefault();
@@ -184,7 +232,9 @@ export function createFaqPanel({ kb }) {
         ["未变", got && got.unchanged],
       ].filter(([, n]) => typeof n === "number");
       const said = counts.map(([k, n]) => `${k} ${n} 条`).join("，");
-      importBox.append(el("p", { class: "ok", "data-testid": "import-ok" }, `导入成功${said ? `：${said}` : ""}`));
+      importBox.append(
+        el("p", { class: "ok", "data-testid": "import-ok" }, `导入成功${said ? `：${said}` : ""}`),
+      );
       importForm.reset();
       await refresh();
     } catch (err) {
@@ -199,7 +249,10 @@ export function createFaqPanel({ kb }) {
         type: "button",
         class: "ghost small",
         "data-testid": `faq-export-${fmt}`,
-        onclick: () => download(kbPath(kb, `/faq/export?format=${fmt}`), `${kb}-faq.${fmt}`).catch((err) => importBox.replaceChildren(errorBox(err))),
+        onclick: () =>
+          download(kbPath(kb, `/faq/export?format=${fmt}`), `${kb}-faq.${fmt}`).catch((err) =>
+            importBox.replaceChildren(errorBox(err)),
+          ),
       },
       `导出 ${fmt.toUpperCase()}`,
     ),
@@ -224,7 +277,13 @@ export function createFaqPanel({ kb }) {
     }
   });
 
-  const searchForm = el("form", { class: "toolbar", role: "search" }, search, el("button", { type: "submit", class: "ghost small" }, "搜索"), add);
+  const searchForm = el(
+    "form",
+    { class: "toolbar", role: "search" },
+    search,
+    el("button", { type: "submit", class: "ghost small" }, "搜索"),
+    add,
+  );
   searchForm.addEventListener("submit", (e) => {
     e.preventDefault();
     refresh();
@@ -233,7 +292,11 @@ export function createFaqPanel({ kb }) {
   return el(
     "section",
     { class: "owner-panel", "data-testid": "owner-faq" },
-    el("p", { class: "muted small" }, "问题与 FAQ 足够相似（超过阈值）时，直接返回 FAQ 的答案，不调用大模型；接近但未达阈值时，在回答下提示「您是不是想问」。"),
+    el(
+      "p",
+      { class: "muted small" },
+      "问题与 FAQ 足够相似（超过阈值）时，直接返回 FAQ 的答案，不调用大模型；接近但未达阈值时，在回答下提示「您是不是想问」。",
+    ),
     searchForm,
     formBox,
     el("div", { class: "toolbar" }, importForm, ...exportButtons),

@@ -43,7 +43,13 @@ function reasonForm(onSubmit, onCancel) {
         el(
           "label",
           {},
-          el("input", { type: "radio", name, value: code, checked: i === 0, "data-testid": `reason-${code}` }),
+          el("input", {
+            type: "radio",
+            name,
+            value: code,
+            checked: i === 0,
+            "data-testid": `reason-${code}`,
+          }),
           ` ${label}`,
         ),
       ),
@@ -72,12 +78,24 @@ export function feedbackBar(answerId) {
   const status = el("span", { class: "muted small feedback-status", "aria-live": "polite" });
   const up = el(
     "button",
-    { type: "button", class: "ghost small thumb", "aria-label": "有用", title: "有用", "data-testid": "thumb-up" },
+    {
+      type: "button",
+      class: "ghost small thumb",
+      "aria-label": "有用",
+      title: "有用",
+      "data-testid": "thumb-up",
+    },
     "👍",
   );
   const down = el(
     "button",
-    { type: "button", class: "ghost small thumb", "aria-label": "没用", title: "没用", "data-testid": "thumb-down" },
+    {
+      type: "button",
+      class: "ghost small thumb",
+      "aria-label": "没用",
+      title: "没用",
+      "data-testid": "thumb-down",
+    },
     "👎",
   );
   const bar = el("div", { class: "feedback-bar" }, up, down, status);

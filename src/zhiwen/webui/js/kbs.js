@@ -1,10 +1,23 @@
 // 知识库: list and inspect KBs (GET /api/v1/kbs[/{kb}], /documents), upload files or a whole
 // folder (POST /api/v1/kbs/{kb}/documents, then GET /api/v1/jobs/{id} until it ends: live
-// per-file progress), delete a document or a whole KB (two clicks, no browser confirm()).
+// per-file progress), delete a document or a whole KB (two clicks, no browser confirm()); each
+// KB's 「管理」 opens its owner's area (owner.js).
 
 import { askForKey, authHeaders } from "./auth.js";
 import { ownerHash } from "./owner.js";
-import { $, ApiError, api, busy, deleteButton, el, emptyNode, errorBox, errorFrom, int, toast } from "./util.js";
+import {
+  $,
+  ApiError,
+  api,
+  busy,
+  deleteButton,
+  el,
+  emptyNode,
+  errorBox,
+  errorFrom,
+  int,
+  toast,
+} from "./util.js";
 
 const FILE_STATUS = {
   queued: "排队中",

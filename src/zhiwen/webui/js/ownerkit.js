@@ -11,7 +11,8 @@ export const kbPath = (kb, sub = "") => `/api/v1/kbs/${encodeURIComponent(kb)}${
 /** A query string of the non-empty ``params`` ("" when none). */
 export function query(params) {
   const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== null && v !== undefined && v !== "") q.set(k, String(v));
+  for (const [k, v] of Object.entries(params))
+    if (v !== null && v !== undefined && v !== "") q.set(k, String(v));
   const s = q.toString();
   return s ? `?${s}` : "";
 }
@@ -113,13 +114,15 @@ export async function loadInto(box, load) {
 
 /** What to do about a refused owner's call (401/403: a key with write access to the KB). */
 export function accessHint(err) {
-  if (err.status === 401 || err.status === 403) return "。管理知识库需要对它有写权限的 API Key（页面右上角「API Key」）。";
+  if (err.status === 401 || err.status === 403)
+    return "。管理知识库需要对它有写权限的 API Key（页面右上角「API Key」）。";
   if (err.status === 404 || err.status === 405) return "。服务可能还不支持这项功能（请升级 zhiwen）。";
   return "";
 }
 
 /** A small labelled form field: <label>text<control></label>. */
-export const field = (label, control, cls = "field") => el("label", { class: cls }, el("span", {}, label), control);
+export const field = (label, control, cls = "field") =>
+  el("label", { class: cls }, el("span", {}, label), control);
 
 /** ``api`` with the KB's path. */
 export const kbApi = (kb, sub, options) => api(kbPath(kb, sub), options);

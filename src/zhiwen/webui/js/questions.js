@@ -22,7 +22,14 @@ const UNANSWERED = {
   busy: "大模型繁忙",
   breaker_open: "大模型暂停调用",
 };
-const TYPES = { faq: "FAQ", generated: "大模型生成", extractive: "摘录", refused: "拒答", table: "表格", tool: "工具" };
+const TYPES = {
+  faq: "FAQ",
+  generated: "大模型生成",
+  extractive: "摘录",
+  refused: "拒答",
+  table: "表格",
+  tool: "工具",
+};
 const PAGE = 50;
 const DEFAULT_DAYS = 30;
 
@@ -92,18 +99,31 @@ function faqBox(kb, rec, onDone, onCancel) {
 }
 
 export function createQuestionsPanel({ kb, app, goto }) {
-  const status = el("select", { "aria-label": "类别", "data-testid": "questions-status" }, STATUSES.map(([v, l]) => el("option", { value: v }, l)));
+  const status = el(
+    "select",
+    { "aria-label": "类别", "data-testid": "questions-status" },
+    STATUSES.map(([v, l]) => el("option", { value: v }, l)),
+  );
   const since = el("input", { type: "date", "data-testid": "questions-since" });
   since.value = daysAgo(DEFAULT_DAYS);
   const until = el("input", { type: "date", "data-testid": "questions-until" });
   const appSelect = el("select", { "data-testid": "questions-app" });
-  const apps = [["", "全部应用"], ["qa", "通用问答"], ...(app.config.apps || []).map((a) => [a.name, a.title])];
+  const apps = [
+    ["", "全部应用"],
+    ["qa", "通用问答"],
+    ...(app.config.apps || []).map((a) => [a.name, a.title]),
+  ];
   appSelect.append(...apps.map(([v, l]) => el("option", { value: v }, l)));
   const list = el("div", { class: "question-list", "data-testid": "question-list" });
   const top = el("div", { class: "top-list", "data-testid": "top-list" });
   const note = el("div", { "aria-live": "polite" });
 
-  const filters = () => ({ status: status.value, since: since.value, until: until.value, app: appSelect.value });
+  const filters = () => ({
+    status: status.value,
+    since: since.value,
+    until: until.value,
+    app: appSelect.value,
+  });
 
   function questionRow({ rec, feedback }) {
     const reason = rec.unanswered_reason;
@@ -118,7 +138,9 @@ export function createQuestionsPanel({ kb, app, goto }) {
         reason ? el("span", { class: "flag warn" }, UNANSWERED[reason] || reason) : null,
         el("span", { class: "muted small" }, `${when(rec.at)} · ${rec.app || "—"}`),
       ),
-      rec.standalone && rec.standalone !== rec.question ? el("p", { class: "muted small" }, `理解为：${rec.standalone}`) : null,
+      rec.standalone && rec.standalone !== rec.question
+        ? el("p", { class: "muted small" }, `理解为：${rec.standalone}`)
+        : null,
       feedbackList(feedback),
       el("p", { class: "muted small answer-id" }, `回答编号：${rec.answer_id}`),
     );
@@ -157,8 +179,14 @@ export function createQuestionsPanel({ kb, app, goto }) {
       "li",
       { "data-testid": "top-question" },
       el("strong", {}, g.question),
-      el("span", { class: "muted small" }, ` ×${int(g.count)}${g.unanswered ? `（未答上 ${int(g.unanswered)}）` : ""}`),
-      variants.length ? el("div", { class: "muted small" }, `也问：${variants.map((v) => v.question).join("；")}`) : null,
+      el(
+        "span",
+        { class: "muted small" },
+        ` ×${int(g.count)}${g.unanswered ? `（未答上 ${int(g.unanswered)}）` : ""}`,
+      ),
+      variants.length
+        ? el("div", { class: "muted small" }, `也问：${variants.map((v) => v.question).join("；")}`)
+        : null,
     );
   }
 
@@ -170,11 +198,17 @@ export function createQuestionsPanel({ kb, app, goto }) {
       const total = got.total ?? items.length;
       if (!items.length) return el("p", { class: "muted" }, "这段时间没有这类提问。");
       return [
-        el("p", { class: "muted small" }, total > items.length ? `共 ${total} 条，显示最新 ${items.length} 条` : `共 ${total} 条`),
+        el(
+          "p",
+          { class: "muted small" },
+          total > items.length ? `共 ${total} 条，显示最新 ${items.length} 条` : `共 ${total} 条`,
+        ),
         ...items.map((x) => questionRow(readItem(x))),
       ];
     });
-    const days = f.since ? Math.max(1, Math.round((Date.now() - new Date(f.since).getTime()) / 86_400_000) + 1) : DEFAULT_DAYS;
+    const days = f.since
+      ? Math.max(1, Math.round((Date.now() - new Date(f.since).getTime()) / 86_400_000) + 1)
+      : DEFAULT_DAYS;
     loadInto(top, async () => {
       const got = await kbApi(kb, `/questions/top${query({ days, app: f.app })}`);
       const groups = Array.isArray(got) ? got : got.items || got.groups || [];
@@ -200,7 +234,13 @@ export function createQuestionsPanel({ kb, app, goto }) {
           onclick: () => {
             emptyNode(note);
             const f = filters();
-            download(kbPath(kb, `/questions/export${query({ format: fmt, since: f.since, until: f.until, app: f.app })}`), `${kb}-questions.${fmt}`).catch((err) => note.append(errorBox(err)));
+            download(
+              kbPath(
+                kb,
+                `/questions/export${query({ format: fmt, since: f.since, until: f.until, app: f.app })}`,
+              ),
+              `${kb}-questions.${fmt}`,
+            ).catch((err) => note.append(errorBox(err)));
           },
         },
         `导出 ${fmt.toUpperCase()}`,

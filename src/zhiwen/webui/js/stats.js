@@ -54,7 +54,7 @@ function chartCard(title, labels, series, options) {
 
 function charts(days, labels) {
   const byDay = new Map((days || []).map((d) => [d.day, d]));
-  const col = (key, empty = 0) => labels.map((d) => (byDay.has(d) ? byDay.get(d)[key] ?? empty : empty));
+  const col = (key, empty = 0) => labels.map((d) => (byDay.has(d) ? (byDay.get(d)[key] ?? empty) : empty));
   const tokens = labels.map((d) => {
     const t = byDay.get(d);
     return t ? (t.prompt_tokens || 0) + (t.completion_tokens || 0) : 0;
@@ -62,26 +62,50 @@ function charts(days, labels) {
   return el(
     "div",
     { class: "chart-grid", "data-testid": "stat-charts" },
-    chartCard("每日提问", labels, [
-      { name: "提问", cls: "s1", values: col("questions") },
-      { name: "未答上", cls: "s2", values: col("unanswered") },
-    ], { kind: "bar", testid: "chart-questions" }),
-    chartCard("回答率与 FAQ 命中率", labels, [
-      { name: "回答率", cls: "s1", values: col("answered_rate", null) },
-      { name: "FAQ 命中率", cls: "s2", values: col("faq_hit_rate", null) },
-    ], { max: 1, format: ratio, testid: "chart-rates" }),
-    chartCard("👍 / 👎", labels, [
-      { name: "👍", cls: "s1", values: col("up") },
-      { name: "👎", cls: "s2", values: col("down") },
-    ], { kind: "bar", testid: "chart-feedback" }),
-    chartCard("大模型调用", labels, [
-      { name: "调用次数", cls: "s1", values: col("llm_calls") },
-    ], { kind: "bar", testid: "chart-llm" }),
-    chartCard("Token", labels, [{ name: "Token", cls: "s2", values: tokens }], { kind: "bar", testid: "chart-tokens" }),
-    chartCard("延迟", labels, [
-      { name: "p50", cls: "s1", values: col("latency_p50_ms", null) },
-      { name: "p95", cls: "s2", values: col("latency_p95_ms", null) },
-    ], { format: ms, testid: "chart-latency" }),
+    chartCard(
+      "每日提问",
+      labels,
+      [
+        { name: "提问", cls: "s1", values: col("questions") },
+        { name: "未答上", cls: "s2", values: col("unanswered") },
+      ],
+      { kind: "bar", testid: "chart-questions" },
+    ),
+    chartCard(
+      "回答率与 FAQ 命中率",
+      labels,
+      [
+        { name: "回答率", cls: "s1", values: col("answered_rate", null) },
+        { name: "FAQ 命中率", cls: "s2", values: col("faq_hit_rate", null) },
+      ],
+      { max: 1, format: ratio, testid: "chart-rates" },
+    ),
+    chartCard(
+      "👍 / 👎",
+      labels,
+      [
+        { name: "👍", cls: "s1", values: col("up") },
+        { name: "👎", cls: "s2", values: col("down") },
+      ],
+      { kind: "bar", testid: "chart-feedback" },
+    ),
+    chartCard("大模型调用", labels, [{ name: "调用次数", cls: "s1", values: col("llm_calls") }], {
+      kind: "bar",
+      testid: "chart-llm",
+    }),
+    chartCard("Token", labels, [{ name: "Token", cls: "s2", values: tokens }], {
+      kind: "bar",
+      testid: "chart-tokens",
+    }),
+    chartCard(
+      "延迟",
+      labels,
+      [
+        { name: "p50", cls: "s1", values: col("latency_p50_ms", null) },
+        { name: "p95", cls: "s2", values: col("latency_p95_ms", null) },
+      ],
+      { format: ms, testid: "chart-latency" },
+    ),
   );
 }
 
@@ -104,7 +128,12 @@ export function createStatsPanel({ kb }) {
   return el(
     "section",
     { class: "owner-panel", "data-testid": "owner-stats" },
-    el("div", { class: "toolbar" }, range, el("button", { type: "button", class: "ghost small", onclick: refresh }, "刷新")),
+    el(
+      "div",
+      { class: "toolbar" },
+      range,
+      el("button", { type: "button", class: "ghost small", onclick: refresh }, "刷新"),
+    ),
     box,
   );
 }

@@ -26,7 +26,11 @@ const KINDS = {
     title: "同义词",
     help: "每行一组，词之间用空格或逗号分隔，如「土豆 马铃薯 洋芋」：问到其中一个词时也检索其他词。",
     toText: (data) => (data.groups || []).map((g) => g.join(" ")).join("\n"),
-    toBody: (text) => ({ groups: lines(text).map(groupOf).filter((g) => g.length >= 2) }),
+    toBody: (text) => ({
+      groups: lines(text)
+        .map(groupOf)
+        .filter((g) => g.length >= 2),
+    }),
     count: (data) => `${(data.groups || []).length} 组`,
   },
 };
@@ -41,7 +45,11 @@ function wordsEditor(kb, kind) {
     status.textContent = `共 ${spec.count(data || {})}`;
   };
   const file = el("input", { type: "file", accept: ".csv,text/csv", "data-testid": `${kind}-import-file` });
-  const save = el("button", { type: "submit", class: "primary small", "data-testid": `${kind}-save` }, "保存");
+  const save = el(
+    "button",
+    { type: "submit", class: "primary small", "data-testid": `${kind}-save` },
+    "保存",
+  );
   const form = el(
     "form",
     { class: "card-form words", "data-testid": `owner-${kind}` },
@@ -52,14 +60,23 @@ function wordsEditor(kb, kind) {
       "div",
       { class: "row" },
       save,
-      el("label", { class: "file-pick" }, file, el("span", { class: "file-btn" }, "导入 CSV"), el("span", { class: "file-names" }, "")),
+      el(
+        "label",
+        { class: "file-pick" },
+        file,
+        el("span", { class: "file-btn" }, "导入 CSV"),
+        el("span", { class: "file-names" }, ""),
+      ),
       el(
         "button",
         {
           type: "button",
           class: "ghost small",
           "data-testid": `${kind}-export`,
-          onclick: () => download(kbPath(kb, `/${kind}.csv`), `${kb}-${kind}.csv`).catch((err) => status.replaceChildren(errorBox(err))),
+          onclick: () =>
+            download(kbPath(kb, `/${kind}.csv`), `${kb}-${kind}.csv`).catch((err) =>
+              status.replaceChildren(errorBox(err)),
+            ),
         },
         "导出 CSV",
       ),
