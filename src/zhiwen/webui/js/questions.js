@@ -35,7 +35,7 @@ const DEFAULT_DAYS = 30;
 
 /** A listed question's record (the route may nest it under ``record``) and its ratings. */
 function readItem(item) {
-  const rec = item.record || item;
+  const rec = { ...item, ...(item.record || {}) };
   const feedback = item.feedback || rec.feedback || [];
   return { rec, feedback };
 }
