@@ -118,6 +118,7 @@ export function createQuestionsPanel({ kb, app, goto }) {
   const top = el("div", { class: "top-list", "data-testid": "top-list" });
   const note = el("div", { "aria-live": "polite" });
 
+  const appName = (name) => (name === "qa" ? "通用问答" : name ? app.appTitle(name) : "—");
   const filters = () => ({
     status: status.value,
     since: since.value,
@@ -136,7 +137,7 @@ export function createQuestionsPanel({ kb, app, goto }) {
         el("strong", { class: "q-text" }, rec.question),
         el("span", { class: "flag muted" }, TYPES[rec.answer_type] || rec.answer_type || "—"),
         reason ? el("span", { class: "flag warn" }, UNANSWERED[reason] || reason) : null,
-        el("span", { class: "muted small" }, `${when(rec.at)} · ${rec.app || "—"}`),
+        el("span", { class: "muted small" }, `${when(rec.at)} · ${appName(rec.app)}`),
       ),
       rec.standalone && rec.standalone !== rec.question
         ? el("p", { class: "muted small" }, `理解为：${rec.standalone}`)
