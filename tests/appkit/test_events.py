@@ -200,12 +200,15 @@ def test_default_stream_is_sources_delta_done(ctx: AppContext) -> None:
         len(citation["text"]) == 300 and citation["score"] == 0.876543 and citation["metadata"] == {"page": 3}
     )
     assert events[1].data == {"text": "你问：你好"}
-    assert events[2].answer == answer == collect_stream(iter(events))
+    streamed = events[2].answer
+    assert streamed is not None and streamed.answer_id and streamed.answer_id != answer.answer_id
+    same = answer.model_copy(update={"answer_id": streamed.answer_id})
+    assert streamed == same == collect_stream(iter(events))
     assert (
         events[2].data
-        == answer.done_fields()
+        == streamed.done_fields()
         == {
-            "answer_id": answer.answer_id,
+            "answer_id": streamed.answer_id,
             "answer_type": "extractive",
             "faq": None,
             "suggestions": [],

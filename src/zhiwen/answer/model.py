@@ -149,6 +149,19 @@ class FAQHit(BaseModel):
     entry_id: str = Field(description="FAQ 条目 ID")
 
 
+class AnswerFields(BaseModel):
+    """Which answer it is and how it was made: what every interface's answer schema carries next
+    to the text and the sources (REST data, an app route's data, the OpenAI ``zhiwen``
+    extension); filled from :meth:`Answer.identity_fields`."""
+
+    answer_id: str = Field("", description="回答编号：评价（POST /api/v1/feedback）与问答记录用它")
+    answer_type: AnswerType = Field(
+        "extractive", description="回答方式：faq、generated、extractive、refused、table、tool"
+    )
+    faq: FAQHit | None = Field(None, description="逐字给出的 FAQ 条目：匹配到的问题、得分、条目 ID")
+    suggestions: list[str] = Field(default_factory=list, description="您是不是想问：相近的 FAQ 问题")
+
+
 class Answer(BaseModel):
     """An answer: text, citations, how it was made, and the app's own payload.
 

@@ -14,6 +14,7 @@ Routes of the engine:
 ``fastapi-offline`` package: no CDN, works offline) |
 
 | POST | ``/api/v1/qa`` | answers for any KB, by the KB's app or generic QA |
+| POST | ``/api/v1/feedback`` | 👍/👎 on an answer by its ``answer_id`` (the question log) |
 | GET/POST | ``/v1/models`` , ``/v1/chat/completions`` , ``/v1/embeddings`` | OpenAI-compatible front door |
 
 Apps add theirs: every app in the registry (:mod:`zhiwen.appkit.registry`) with a ``router()``
@@ -61,7 +62,20 @@ from zhiwen.api.background import Background, app_lifespan
 from zhiwen.api.handlers import install_exception_handlers
 from zhiwen.api.hygiene import InputHygieneMiddleware
 from zhiwen.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
-from zhiwen.api.routes import admin, documents, health, kbs, qa, search, ui
+from zhiwen.api.routes import (
+    admin,
+    chunks,
+    documents,
+    faq,
+    feedback,
+    health,
+    kbs,
+    qa,
+    questions,
+    search,
+    ui,
+    words,
+)
 from zhiwen.api.security import SECURITY_RESPONSES, SiteGuardMiddleware
 from zhiwen.appkit.registry import AppRegistry, load_apps
 from zhiwen.config import Settings, get_settings
@@ -139,7 +153,19 @@ def _include_routers(app: FastAPI, registry: AppRegistry | None) -> None:
     keyed = [Depends(get_access)]
     responses = {**ERROR_RESPONSES, **SECURITY_RESPONSES}
     app.include_router(health.router, responses=ERROR_RESPONSES)  # public: probes carry no key
-    engine = (health.metrics_router, kbs.router, documents.router, search.router, qa.router, admin.router)
+    engine = (
+        health.metrics_router,
+        kbs.router,
+        documents.router,
+        search.router,
+        qa.router,
+        feedback.router,
+        chunks.router,  # owners: chunks, the change log
+        words.router,  # owners: dictionary, synonyms
+        faq.router,  # owners: FAQ entries
+        questions.router,  # owners: the question log, numbers
+        admin.router,
+    )
     for router in engine:
         app.include_router(router, responses=responses, dependencies=keyed)
     # OpenAI-shaped errors, documented by the router itself (not the envelope)

@@ -111,7 +111,7 @@ def _filling_vectors(settings: Settings, enabled: bool) -> Iterator[None]:
     if not enabled:
         yield
         return
-    from zhiwen.kb.background import vector_filler
+    from zhiwen.kb.registry import vector_filler
 
     filler = vector_filler()
     try:

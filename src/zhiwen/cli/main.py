@@ -22,12 +22,16 @@ app = typer.Typer(
 # registry): a broken app stops the CLI with its name and the error, never silently.
 _COMMAND_MODULES = (
     "zhiwen.cli.index",  # index, kb list/info/delete
+    "zhiwen.cli.kb_curation",  # kb chunks/chunk/changes/undo/synonyms/dictionary
+    "zhiwen.cli.kb_faq",  # kb faq
+    "zhiwen.cli.kb_questions",  # kb questions/stats
     "zhiwen.cli.search",  # search
     "zhiwen.cli.eval",  # eval
     "zhiwen.cli.tune",  # tune (a KB's fusion / BM25 / feedback parameters)
     "zhiwen.cli.serve",  # serve, demo
     "zhiwen.cli.ask",  # ask (dispatches to the KB's app)
     "zhiwen.cli.chat",  # chat (a conversation in the terminal)
+    "zhiwen.cli.feedback",  # feedback (rate an answer by its id)
     "zhiwen.cli.apps",  # apps, and every app's own group (zhiwen <app> …)
 )
 

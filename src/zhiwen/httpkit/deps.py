@@ -257,11 +257,13 @@ def get_app_context(
     pipeline: RetrievalPipeline = Depends(get_pipeline),
     access: Access = Depends(get_access),
 ) -> AppContext:
-    """What an app answers with in this request: settings, the pipeline, the LLM, and the KBs
-    the caller may read (any other → 403, also for a KB an app opens on its own)."""
+    """What an app answers with in this request: settings, the pipeline, the LLM, the KBs the
+    caller may read (any other → 403, also for a KB an app opens on its own), and the home's
+    question log."""
     from zhiwen.appkit.context import build_context
 
     registry = get_kb_registry(request)
     ctx = build_context(get_settings_dep(request), pipeline=pipeline, setup_hints=registry.setup_hints)
     ctx.open_kb = access.guard(registry.get)
+    ctx.question_log = get_question_log(request)  # every answer of this request is recorded
     return ctx

@@ -22,6 +22,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 
+from zhiwen.answer.model import AnswerFields
+
 Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
 
 
@@ -126,8 +128,9 @@ class CitationOut(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-class ZhiwenInfo(BaseModel):
-    """How the answer was made (extension)."""
+class ZhiwenInfo(AnswerFields):
+    """How the answer was made, and which answer it is (extension; rate it with
+    ``POST /v1/feedback`` by ``answer_id``)."""
 
     app: str | None = Field(None, description="回答的应用；通用问答为 null")
     kb: str | None = Field(None, description="所问的知识库（应用模型为 null：应用自己的知识库）")

@@ -16,16 +16,24 @@ Response data::
 
     {"answer": "…[1]…", "route": "detail", "llm_used": false, "extractive_reason": "no_llm",
      "sources": [{"kb", "id", "title", "text", "score", "rerank_score", "metadata"}], "params": {…},
-     "answerable": true, "standalone_question": "…", "session_id": "s1"}
+     "answerable": true, "standalone_question": "…", "session_id": "s1",
+     "answer_id": "0k3j9x2m4n5p6q7r", "answer_type": "extractive", "faq": null, "suggestions": []}
+
+``answer_id`` names the answer (rate it: ``POST /api/v1/feedback``; the question log keeps it).
+An FAQ entry that answers the question is given word for word: ``answer_type: "faq"``,
+``faq: {question, score, entry_id}``, the entry as the one source. A question close to an entry
+but not close enough is answered as usual, with the entries' questions in ``suggestions``
+(「您是不是想问：」).
 
 ``answer`` is markdown (a short cited lead, then 相关段落; lists, tables and code kept).
 ``answerable: false``: nothing in the KB passed its relevance floor — the answer says so and
 lists the closest passages as 可能相关.
 
 With ``"stream": true`` the answer comes as server-sent events: ``sources``, ``delta``
-(repeated, ``{"text"}``), ``done`` (``{llm_used, route, extractive_reason, params, answerable,
-standalone_question, session_id}``), or an in-band ``error`` (``{code, message}``). LLM failures
-never become HTTP errors: the answer is extractive and says so.
+(repeated, ``{"text"}``), ``done`` (``{answer_id, answer_type, faq, suggestions, llm_used, route,
+extractive_reason, params, answerable, standalone_question, session_id}``), or an in-band
+``error`` (``{code, message}``). LLM failures never become HTTP errors: the answer is extractive
+and says so.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from pydantic import BaseModel, Field, StrictBool, StrictInt
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
+from zhiwen.answer.model import AnswerFields
 from zhiwen.appkit import Answer, AppContext, AskRequest, Citation
 from zhiwen.appkit.registry import AppRegistry
 from zhiwen.conversation import service as conversation
@@ -68,7 +77,7 @@ class QARequest(BaseModel):
     model_config = {"json_schema_extra": {"examples": [{"kb": "demo", "question": "怎么创建知识库？"}]}}
 
 
-class QAData(BaseModel):
+class QAData(AnswerFields):
     answer: str
     route: str | None = None
     sources: list[Citation]
@@ -86,6 +95,7 @@ class QAData(BaseModel):
 
 def qa_data(answer: Answer) -> QAData:
     return QAData(
+        **answer.identity_fields(),
         answer=answer.answer,
         route=answer.route,
         sources=answer.citations,
