@@ -136,7 +136,9 @@ export function createQuestionsPanel({ kb, app, goto }) {
         { class: "chunk-head" },
         el("strong", { class: "q-text" }, rec.question),
         el("span", { class: "flag muted" }, TYPES[rec.answer_type] || rec.answer_type || "—"),
-        reason ? el("span", { class: "flag warn" }, UNANSWERED[reason] || reason) : null,
+        reason
+          ? el("span", { class: "flag warn" }, rec.unanswered_label || UNANSWERED[reason] || reason)
+          : null,
         el("span", { class: "muted small" }, `${when(rec.at)} · ${appName(rec.app)}`),
       ),
       rec.standalone && rec.standalone !== rec.question

@@ -109,21 +109,28 @@ function charts(days, labels) {
   );
 }
 
-export function createStatsPanel({ kb }) {
+export function createStatsPanel({ kb, app }) {
   const range = el(
     "select",
     { "aria-label": "时间范围", "data-testid": "stats-days" },
     RANGES.map((d) => el("option", { value: String(d), selected: d === 30 }, `最近 ${d} 天`)),
   );
+  const appSelect = el(
+    "select",
+    { "aria-label": "应用", "data-testid": "stats-app" },
+    [["", "全部应用"], ["qa", "通用问答"], ...(app.config.apps || []).map((a) => [a.name, a.title])].map(
+      ([v, l]) => el("option", { value: v }, l),
+    ),
+  );
   const box = el("div", { class: "stats-body" });
   const refresh = () =>
     loadInto(box, async () => {
       const days = parseInt(range.value, 10) || 30;
-      const got = await kbApi(kb, `/stats${query({ days })}`);
+      const got = await kbApi(kb, `/stats${query({ days, app: appSelect.value })}`);
       const overall = got.overall || got.totals || {};
       return [tiles(overall), charts(got.days || [], dayLabels(days))];
     });
-  range.addEventListener("change", refresh);
+  for (const control of [range, appSelect]) control.addEventListener("change", refresh);
   refresh();
   return el(
     "section",
@@ -132,6 +139,7 @@ export function createStatsPanel({ kb }) {
       "div",
       { class: "toolbar" },
       range,
+      appSelect,
       el("button", { type: "button", class: "ghost small", onclick: refresh }, "刷新"),
     ),
     box,
