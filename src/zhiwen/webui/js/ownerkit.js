@@ -126,3 +126,13 @@ export const field = (label, control, cls = "field") =>
 
 /** ``api`` with the KB's path. */
 export const kbApi = (kb, sub, options) => api(kbPath(kb, sub), options);
+
+/** The <option>s of an app filter: every app, 通用问答 (the log's ``qa``), then each installed app. */
+export function appOptions(app) {
+  const apps = [
+    ["", "全部应用"],
+    ["qa", "通用问答"],
+    ...(app.config.apps || []).map((a) => [a.name, a.title]),
+  ];
+  return apps.map(([value, label]) => el("option", { value }, label));
+}

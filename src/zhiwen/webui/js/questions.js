@@ -6,7 +6,7 @@
 
 import { REASON_LABELS } from "./feedback.js";
 import { el, emptyNode, errorBox, int, toast } from "./util.js";
-import { daysAgo, download, field, kbApi, kbPath, loadInto, query, when } from "./ownerkit.js";
+import { appOptions, daysAgo, download, field, kbApi, kbPath, loadInto, query, when } from "./ownerkit.js";
 
 const STATUSES = [
   ["unanswered", "未答上"],
@@ -107,13 +107,7 @@ export function createQuestionsPanel({ kb, app, goto }) {
   const since = el("input", { type: "date", "data-testid": "questions-since" });
   since.value = daysAgo(DEFAULT_DAYS);
   const until = el("input", { type: "date", "data-testid": "questions-until" });
-  const appSelect = el("select", { "data-testid": "questions-app" });
-  const apps = [
-    ["", "全部应用"],
-    ["qa", "通用问答"],
-    ...(app.config.apps || []).map((a) => [a.name, a.title]),
-  ];
-  appSelect.append(...apps.map(([v, l]) => el("option", { value: v }, l)));
+  const appSelect = el("select", { "data-testid": "questions-app" }, appOptions(app));
   const list = el("div", { class: "question-list", "data-testid": "question-list" });
   const top = el("div", { class: "top-list", "data-testid": "top-list" });
   const note = el("div", { "aria-live": "polite" });

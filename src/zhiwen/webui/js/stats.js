@@ -5,7 +5,7 @@
 
 import { dailyChart, legend } from "./chart.js";
 import { el, int, pct } from "./util.js";
-import { daysAgo, kbApi, loadInto, query } from "./ownerkit.js";
+import { appOptions, daysAgo, kbApi, loadInto, query } from "./ownerkit.js";
 
 const RANGES = [7, 30, 90];
 const ms = (v) => (typeof v === "number" ? `${int(v)} ms` : "—");
@@ -115,13 +115,7 @@ export function createStatsPanel({ kb, app }) {
     { "aria-label": "时间范围", "data-testid": "stats-days" },
     RANGES.map((d) => el("option", { value: String(d), selected: d === 30 }, `最近 ${d} 天`)),
   );
-  const appSelect = el(
-    "select",
-    { "aria-label": "应用", "data-testid": "stats-app" },
-    [["", "全部应用"], ["qa", "通用问答"], ...(app.config.apps || []).map((a) => [a.name, a.title])].map(
-      ([v, l]) => el("option", { value: v }, l),
-    ),
-  );
+  const appSelect = el("select", { "aria-label": "应用", "data-testid": "stats-app" }, appOptions(app));
   const box = el("div", { class: "stats-body" });
   const refresh = () =>
     loadInto(box, async () => {
