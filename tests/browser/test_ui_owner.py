@@ -169,7 +169,10 @@ def test_questions_and_stats_show_what_was_asked(page: Any, ui_server: Server, k
     need_routes(
         ui_server, "/api/v1/kbs/{kb}/questions", "/api/v1/kbs/{kb}/questions/top", "/api/v1/kbs/{kb}/stats"
     )
-    ask_chat(page, "东湖图书馆几点关门？", kb)
+    answer = ask_chat(page, "东湖图书馆几点关门？", kb)
+    # a 👍 is taken once the log holds the answer (it is written off the request path)
+    answer.get_by_test_id("thumb-up").click()
+    page.wait_for_selector("#chat-thread [data-testid=feedback][data-rated=up]")
     panel = open_owner(page, kb, "questions")
     panel.get_by_test_id("questions-status").select_option("all")
     panel.locator("[data-testid=question]", has_text="几点关门").wait_for()
@@ -177,4 +180,6 @@ def test_questions_and_stats_show_what_was_asked(page: Any, ui_server: Server, k
     panel = open_owner(page, kb, "stats")
     tiles = panel.get_by_test_id("stat-tiles")
     assert int(tiles.locator(".tile").first.locator("dd").inner_text().replace(",", "")) >= 1
+    ups = tiles.locator(".tile", has_text="👍").locator("dd").inner_text().split("/")[0]
+    assert int(ups.replace(",", "")) >= 1
     assert panel.locator("svg.chart.daily").count() == 6
