@@ -163,6 +163,6 @@ export function answerMeta(source, options = {}) {
   return {
     fields: p.fields,
     top: top.length ? el("div", { class: "answer-meta" }, top) : null,
-    bottom: p.feedback ? el("div", { class: "answer-meta answer-foot actions" }, p.feedback, p.id) : null,
+    bottom: p.feedback ? el("div", { class: "answer-foot actions" }, p.feedback, p.id) : null,
   };
 }
