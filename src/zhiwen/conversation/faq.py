@@ -82,13 +82,17 @@ def check_faq(
     settings: FAQSettings | None = None,
 ) -> FAQCheck | None:
     """The FAQ step for ``question`` in ``kb`` (None: no KB named, no entries, or a KB that
-    cannot be opened here — the answerer then says why, as it always has)."""
+    cannot be opened here — the answerer then says why, as it always has — or an FAQ that failed:
+    logged, and the answerer answers)."""
     if not kb:
         return None
     try:
         decision = faq_decision(open_kb(kb), question, settings)
     except ZhiwenError as exc:  # not built, forbidden …: the answerer reports it in its own words
         log.debug("no FAQ step for %s: %s", kb, exc)
+        return None
+    except Exception:  # a broken FAQ (its store, the embedder) must not cost the asker the answer
+        log.warning("FAQ step of %s failed; answering without it", kb, exc_info=True)
         return None
     return None if decision is None else FAQCheck(kb, decision)
 

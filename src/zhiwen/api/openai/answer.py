@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from zhiwen.answer.model import Answer, Citation
 from zhiwen.api.openai.schemas import CitationOut, Usage, ZhiwenInfo
 from zhiwen.appkit.app import AppContext
+from zhiwen.tables.schema import answer_table
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +132,7 @@ def zhiwen_info(answer: Answer, *, app: str | None, kb: str | None) -> ZhiwenInf
         standalone_question=answer.standalone_question,
         params=dict(answer.params),
         **answer.identity_fields(),
+        table=answer_table(answer.data),
     )
 
 

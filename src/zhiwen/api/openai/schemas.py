@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 
 from zhiwen.answer.model import AnswerFields
+from zhiwen.tables.schema import TableData
 
 Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
 
@@ -140,6 +141,7 @@ class ZhiwenInfo(AnswerFields):
     route: str | None = None
     standalone_question: str | None = Field(None, description="结合对话理解后的完整问题（检索用的就是它）")
     params: dict[str, Any] = Field(default_factory=dict, description="实际生效的检索参数")
+    table: TableData | None = Field(None, description="表格答案所依据的表格；其他答案为 null")
 
 
 class ChatCompletion(BaseModel):

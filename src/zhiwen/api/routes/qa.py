@@ -55,6 +55,7 @@ from zhiwen.httpkit.deps import KBRegistry, get_access, get_app_context, get_app
 from zhiwen.httpkit.envelope import Envelope, ok
 from zhiwen.httpkit.fields import MAX_HISTORY_MESSAGES, ChatTurn, KBName, Question
 from zhiwen.httpkit.sse import SSE_RESPONSE, sse_stream
+from zhiwen.tables.schema import TableData, answer_table
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["qa"])
@@ -91,6 +92,9 @@ class QAData(AnswerFields):
         None, description="结合对话理解后的完整问题（理解为：…），检索用的就是它"
     )
     session_id: str | None = Field(None, description="会话 ID")
+    table: TableData | None = Field(
+        None, description="表格答案所依据的表格（单元格所在行或 SQL 结果）；其他答案为 null"
+    )
 
 
 def qa_data(answer: Answer) -> QAData:
@@ -105,6 +109,7 @@ def qa_data(answer: Answer) -> QAData:
         answerable=answer.answerable,
         standalone_question=answer.standalone_question,
         session_id=answer.session_id,
+        table=answer_table(answer.data),
     )
 
 

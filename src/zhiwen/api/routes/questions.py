@@ -142,6 +142,7 @@ async def list_questions(
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> dict[str, Any]:
     window = log_window(log, since=since, until=until, app=app)
+    await run_in_threadpool(log.flush)  # a question answered a moment ago is listed
     page = await run_in_threadpool(log.questions, kb.name, window, status, limit=limit, offset=offset)
     return ok({"items": [question_out(q) for q in page.items], "total": page.total})
 
@@ -160,6 +161,7 @@ async def top_questions(
 @router.get("/kbs/{kb}/stats", summary="使用统计", response_model=Envelope[StatsOut])
 async def kb_stats(kb: TheKB, log: TheLog, days: Days = 30, app: App = None) -> dict[str, Any]:
     window = log_window(log, days=days, app=app)
+    await run_in_threadpool(log.flush)
     stats = await run_in_threadpool(log.stats, kb.name, window)
     bounds = {"since": _iso(window.since), "until": _iso(window.until)}
     return ok({**bounds, **stats.to_json()})
@@ -179,7 +181,7 @@ async def export_questions(
     app: App = None,
 ) -> StreamingResponse:
     window = log_window(log, since=since, until=until, app=app)
-    log.flush()  # what was answered a moment ago is in the file
+    await run_in_threadpool(log.flush)  # what was answered a moment ago is in the file
     filename = quote(f"{kb.name}-questions.{fmt}")
     return StreamingResponse(
         log.export(kb.name, window, fmt),
