@@ -97,6 +97,9 @@ def test_a_table_answer_draws_its_table(page: Any, kb: str) -> None:
     table = answer.get_by_test_id("answer-table")
     assert "专业名称" in table.locator("thead").inner_text()
     assert table.locator("td.hl").first.inner_text() == "610"
+    # an aggregate is answered by SQL, shown folded under its result
+    counted = ask_chat(page, "2023年四川省物理类哪个专业最低分最高？", kb)
+    assert "MAX(" in (counted.locator(".table-sql").text_content() or "")
 
 
 def test_every_app_puts_feedback_under_its_answers(page: Any, ui_server: Server) -> None:

@@ -39,8 +39,9 @@ function cellText(v) {
 }
 
 /**
- * A table answer's payload ({title, source, columns, types, rows, total_rows, highlight}) as a
- * scrollable <table> (data-testid="answer-table"); the cells the answer is about are marked.
+ * A table answer's payload ({title, source, columns, types, rows, total_rows, highlight}; a SQL
+ * answer adds ``sql`` and, when it fell back to a cell, ``fallback_reason``) as a scrollable
+ * <table> (data-testid="answer-table"); the cells the answer is about are marked.
  */
 export function answerTable(t) {
   const marked = new Set((t.highlight || []).map((h) => `${h[0]}:${h[1]}`));
@@ -91,6 +92,17 @@ export function answerTable(t) {
       ),
     ),
     total > shown ? el("p", { class: "small muted" }, `共 ${total} 行，显示前 ${shown} 行`) : null,
+    typeof t.sql === "string" && t.sql
+      ? el(
+          "details",
+          { class: "table-sql" },
+          el("summary", { class: "small muted" }, "查询语句（SQL）"),
+          el("pre", {}, el("code", {}, t.sql)),
+        )
+      : null,
+    typeof t.fallback_reason === "string" && t.fallback_reason
+      ? el("p", { class: "small muted" }, `未采用计算结果：${t.fallback_reason}`)
+      : null,
   );
 }
 
