@@ -73,8 +73,9 @@ def test_chunks_are_edited_disabled_searched_added_and_deleted(page: Any, ui_ser
     panel.get_by_test_id("chunk-add").click()
     panel.get_by_test_id("chunk-add-text").fill("东湖图书馆三楼设有自习室，需要预约。")
     panel.get_by_test_id("chunk-add-submit").click()
-    panel.get_by_test_id("chunk-search").fill("自习室")
-    panel.get_by_test_id("chunk-search").press("Enter")
+    # added to the document shown (the form's default), which the panel shows again with it
+    panel.locator("[data-testid=chunk]", has_text="自习室").wait_for()
+    assert panel.get_by_test_id("doc-select").input_value() == DOC
     added = panel.locator("[data-testid=chunk]", has_text="自习室").first
     assert added.get_by_test_id("chunk-state").inner_text() == "手动添加"
     added.get_by_test_id("chunk-delete").click()

@@ -229,6 +229,7 @@ export function createChunksPanel({ kb }) {
         const made = await kbApi(kb, "/chunks", { method: "POST", body });
         toast("已添加片段", "ok");
         emptyNode(addBox);
+        search.value = ""; // show the new chunk where it went: its document
         await loadDocs(made && made.doc_id);
       } catch (err) {
         form.append(errorBox(err));
