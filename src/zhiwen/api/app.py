@@ -73,6 +73,7 @@ from zhiwen.api.routes import (
     qa,
     questions,
     search,
+    sync,
     ui,
     words,
 )
@@ -164,6 +165,7 @@ def _include_routers(app: FastAPI, registry: AppRegistry | None) -> None:
         words.router,  # owners: dictionary, synonyms
         faq.router,  # owners: FAQ entries
         questions.router,  # owners: the question log, numbers
+        sync.router,  # a KB's sources: sync status, start one
         admin.router,
     )
     for router in engine:

@@ -35,6 +35,7 @@ from fastapi import FastAPI, Request
 
 from zhiwen.config import Settings
 from zhiwen.config.runtime import DynamicSettingsService
+from zhiwen.sync.service import running_syncs
 from zhiwen.uploads import UploadService
 
 log = logging.getLogger(__name__)
@@ -48,12 +49,13 @@ class Background:
 
     uploads: bool = False  # the upload worker (resume at start, stop after the file in hand)
     vectors: bool = False  # the vector filler (every KB's missing vectors)
+    sync: bool = False  # the sync schedule (KBs with a sync_interval, zhiwen.sync.service)
     on_stopped: Callable[[], None] | None = None
 
     @classmethod
     def server(cls, on_stopped: Callable[[], None] | None = None) -> Background:
         """Everything a server runs (``zhiwen serve``, ``zhiwen demo``)."""
-        return cls(uploads=True, vectors=True, on_stopped=on_stopped)
+        return cls(uploads=True, vectors=True, sync=True, on_stopped=on_stopped)
 
 
 def get_uploads(request: Request) -> UploadService:
@@ -75,7 +77,7 @@ def app_lifespan(settings: Settings, background: Background) -> Lifespan:
             target=_warm_up, args=(settings, runtime), name="zhiwen-warm-up", daemon=True
         ).start()
         try:
-            with _filling_vectors(settings, background.vectors):
+            with _filling_vectors(settings, background.vectors), running_syncs(settings, background.sync):
                 async with _running_uploads(app.state.uploads, background.uploads):
                     yield
         finally:

@@ -57,6 +57,7 @@ from zhiwen.clikit.console import console, parse_options, print_json, run_cli
 from zhiwen.clikit.view import fit, kv_table
 from zhiwen.errors import IngestError, InvalidParameter
 from zhiwen.kb.interrupt import interruptible
+from zhiwen.sync.sources import remember_folder
 
 log = logging.getLogger(__name__)
 
@@ -276,6 +277,7 @@ def _index_documents(
     overlap = settings.retrieval.chunk_overlap_chars
     docs, chunks = file_documents(results, max_chars=max_chars, overlap=overlap)
     report = run.index(docs, chunks, {})
+    remember_folder(run.kb, path)  # a source of the KB: `zhiwen sync` re-reads what changed
     report.warnings[:0] = [w for r in ok for w in r.warnings]
     summary = run.summary(report, fmt)
     summary["files"] = {"ok": len(ok), "failed": len(failed), "skipped": len(skipped)}

@@ -33,6 +33,8 @@ _COMMAND_MODULES = (
     "zhiwen.cli.chat",  # chat (a conversation in the terminal)
     "zhiwen.cli.feedback",  # feedback (rate an answer by its id)
     "zhiwen.cli.apps",  # apps, and every app's own group (zhiwen <app> …)
+    "zhiwen.cli.migrate",  # migrate (every file of a home to this release's formats)
+    "zhiwen.cli.sync",  # sync (a KB's remembered sources, only what changed)
 )
 
 for _name in _COMMAND_MODULES:

@@ -152,7 +152,8 @@ class KnowledgeBase(KBEmbedding, KBSearch):
                 data={"kb": self.name},
             )
         disk = load_config(self.path, self.name)
-        update = {"revision": disk.revision, "app": disk.app, "extra": disk.extra}
+        keep = ("revision", "app", "extra", "sources", "sync_interval")  # what others may have changed
+        update = {k: getattr(disk, k) for k in keep}
         if any(getattr(self.config, k) != v for k, v in update.items()):
             self.config = self.config.model_copy(update=update)
 
