@@ -6,6 +6,7 @@
 // advisor used show under the question as 「理解为：按总价…计算：…」, so a misreading can be
 // corrected in the next turn (「年限改成30年」). 新对话 starts a new session.
 
+import { answerMeta } from "./answermeta.js";
 import { userBubble } from "./bubble.js";
 import { historyOf, newConversationNote, showUnderstood } from "./conversation.js";
 import { renderMarkdown } from "./markdown.js";
@@ -122,6 +123,7 @@ export function createAdvisorView(app) {
     thread.append(user, turn);
     const said = []; // the answer as text, for the history: facts, then each role's message
     let standalone = null;
+    let done = null;
     const body = { session_id: session, message: question, mode };
     const history = whole ? historyOf(prior, ADVISOR_HISTORY) : [];
     if (history.length) body.history = history;
@@ -163,11 +165,16 @@ export function createAdvisorView(app) {
             showUnderstood(user, question, standalone);
             const plan = ev.plan || {};
             status.textContent = plan.reason ? `安排：${plan.reason}` : "";
+            done = ev;
           } else if (ev.type === "error") throw Object.assign(new Error(ev.message), { code: ev.code });
         },
         { signal: app.signal() },
       );
       if (discussion && cards.isConnected) turn.append(cards); // the consensus card after the thread
+      if (done) {
+        const meta = answerMeta(done, { onAsk: app.ask });
+        turn.append(...[meta.top, meta.bottom].filter(Boolean));
+      }
       if (thread.contains(turn)) turns.push({ question, answer: said.join("\n\n"), standalone });
     } catch (err) {
       if (err.name === "AbortError") turn.append(el("p", { class: "muted" }, "已停止"));

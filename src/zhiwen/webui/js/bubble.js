@@ -1,6 +1,8 @@
 // The message bubbles of the chat tabs: the user's question and the answer bubble
-// (data-testid="chat-answer") that renders streamed markdown, flags, sources, copy and retry.
+// (data-testid="chat-answer") that renders streamed markdown, flags, sources, copy and retry,
+// and what every answer carries (answermeta.js: 👍/👎, its id, the FAQ badge, suggestions, a table).
 
+import { answerParts } from "./answermeta.js";
 import { renderMarkdown } from "./markdown.js";
 import { openSource, sourceList } from "./sources.js";
 import { copyText, el, emptyNode, errorBox, plainMarks, toast } from "./util.js";
@@ -34,6 +36,8 @@ export class AnswerBubble {
     this.flags = el("div", { class: "flags" });
     this.body = el("div", { class: "md", "aria-live": "polite" });
     this.extra = el("div", { class: "extra" });
+    this.badges = el("div", { class: "meta-badges" });
+    this.metaTop = el("div", { class: "meta-top answer-meta" });
     this.sourcesBox = el("div", { class: "sources-box" });
     const copy = el("button", { type: "button", class: "ghost small", "data-action": "copy" }, "复制");
     copy.addEventListener("click", async () =>
@@ -48,7 +52,17 @@ export class AnswerBubble {
     this.node = el(
       "article",
       { class: "msg msg-answer", "data-testid": "chat-answer", "aria-label": label },
-      el("div", { class: "bubble" }, this.flags, this.body, this.extra, this.sourcesBox, this.actions),
+      el(
+        "div",
+        { class: "bubble" },
+        this.flags,
+        this.badges,
+        this.body,
+        this.extra,
+        this.metaTop,
+        this.sourcesBox,
+        this.actions,
+      ),
     );
   }
 
@@ -94,9 +108,11 @@ export class AnswerBubble {
     if (this.text) this.render(); // citation markers become buttons
   }
 
-  setFlags({ llm_used, extractive_reason, answerable, cached } = {}) {
+  setFlags({ llm_used, extractive_reason, answerable, cached, answer_type } = {}) {
     emptyNode(this.flags);
-    if (llm_used === true) this.flags.append(el("span", { class: "flag ok" }, "大模型生成"));
+    if (answer_type === "faq") {
+      /* the FAQ badge (setMeta) says how it was answered: no LLM, no extract */
+    } else if (llm_used === true) this.flags.append(el("span", { class: "flag ok" }, "大模型生成"));
     else if (llm_used === false) {
       const why = EXTRACTIVE_REASONS[extractive_reason] || "";
       this.flags.append(el("span", { class: "flag warn" }, `摘录式回答${why ? `（${why}）` : ""}`));
@@ -104,6 +120,19 @@ export class AnswerBubble {
     if (answerable === false)
       this.flags.append(el("span", { class: "flag muted" }, "知识库中可能没有相关内容"));
     if (cached) this.flags.append(el("span", { class: "flag muted" }, "缓存"));
+  }
+
+  /** What the answer carries besides its text (answermeta.js), from the ``done`` event or the
+   * REST answer ``source``: the FAQ badge above the text, the table and 「您是不是想问」 (``onAsk``
+   * asks one) under it, 👍/👎 and the answer id in the actions row. Returns the fields read. */
+  setMeta(source, onAsk = null) {
+    const p = answerParts(source, { onAsk });
+    this.badges.replaceChildren(...[p.badge].filter(Boolean));
+    this.metaTop.replaceChildren(...[p.table, p.suggestions].filter(Boolean));
+    for (const n of this.actions.querySelectorAll(".feedback, .answer-id")) n.remove();
+    this.actions.append(...[p.feedback, p.id].filter(Boolean));
+    if (p.fields.answer_type) this.node.dataset.answerType = p.fields.answer_type;
+    return p.fields;
   }
 
   showError(err) {

@@ -85,3 +85,67 @@ export function legend(items) {
   }
   return box;
 }
+
+/**
+ * A chart of values per day (the owner's 统计): ``series`` [{name, cls, values}] over ``labels``
+ * (YYYY-MM-DD), drawn as bars side by side (``kind: "bar"``) or lines (``"line"``, a dot per
+ * day so one day still shows). ``format`` writes the y labels; ``max`` fixes the top (rates: 1).
+ * Returns an <svg role="img"> whose title says every value (what a screen reader reads).
+ */
+export function dailyChart(
+  labels,
+  series,
+  { kind = "line", format = int, max = null, title = "", testid = null } = {},
+) {
+  const all = series.flatMap((s) => s.values.filter((v) => typeof v === "number"));
+  let top = max || niceMax(Math.max(1, ...all) * 1.05);
+  if (!max && format === int) top = Math.max(4, Math.ceil(top / 4) * 4); // whole numbers on the axis
+  const n = Math.max(1, labels.length);
+  const band = (W - PAD.l - PAD.r) / n;
+  const x = (i) => PAD.l + band * (i + 0.5);
+  const y = (v) => H - PAD.b - ((H - PAD.t - PAD.b) * Math.min(v, top)) / top;
+  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: `chart daily ${kind}`, role: "img" });
+  if (testid) root.setAttribute("data-testid", testid);
+  const said = series.map(
+    (s) => `${s.name}：${labels.map((d, i) => `${d} ${format(s.values[i])}`).join("，")}`,
+  );
+  root.append(svg("title", {}, `${title}。${said.join("；")}`));
+  for (let k = 0; k <= 4; k += 1) {
+    const v = (top * k) / 4;
+    root.append(svg("line", { x1: PAD.l, x2: W - PAD.r, y1: y(v), y2: y(v), class: "grid" }));
+    root.append(svg("text", { x: PAD.l - 6, y: y(v) + 4, "text-anchor": "end", class: "axis" }, format(v)));
+  }
+  const every = Math.ceil(n / 8); // at most 8 day labels
+  labels.forEach((d, i) => {
+    if (i % every) return;
+    root.append(
+      svg("text", { x: x(i), y: H - PAD.b + 18, "text-anchor": "middle", class: "axis" }, d.slice(5)),
+    );
+  });
+  series.forEach((s, k) => {
+    if (kind === "bar") {
+      const w = Math.max(2, (band * 0.7) / series.length);
+      s.values.forEach((v, i) => {
+        if (typeof v !== "number") return;
+        const left = x(i) - (w * series.length) / 2 + k * w;
+        root.append(
+          svg("rect", {
+            x: left,
+            y: y(v),
+            width: w,
+            height: Math.max(0, y(0) - y(v)),
+            class: `bar ${s.cls}`,
+          }),
+        );
+      });
+      return;
+    }
+    const pts = s.values.map((v, i) => (typeof v === "number" ? [x(i), y(v)] : null)).filter(Boolean);
+    if (pts.length > 1) {
+      const d = pts.map(([px, py], i) => `${i ? "L" : "M"}${px.toFixed(1)},${py.toFixed(1)}`).join(" ");
+      root.append(svg("path", { d, class: `line ${s.cls}` }));
+    }
+    for (const [px, py] of pts) root.append(svg("circle", { cx: px, cy: py, r: 3.5, class: `dot ${s.cls}` }));
+  });
+  return root;
+}

@@ -91,6 +91,7 @@ export function createChatView(app) {
       bubble.setText(turn.answer);
       bubble.setSources(turn.sources);
       bubble.setFlags(turn.flags);
+      if (turn.meta) bubble.setMeta(turn.meta, app.ask);
       bubble.node.classList.add("restored");
       thread.append(bubble.node);
     }
@@ -110,6 +111,7 @@ export function createChatView(app) {
     bubble.node.scrollIntoView({ block: "end" });
     bubble.setBusy(true);
     let flags = {};
+    let meta = null;
     let standalone = null;
     const body = { kb: kbName, question, stream: true };
     const history = historyOf(prior);
@@ -131,6 +133,7 @@ export function createChatView(app) {
             // the done frame carries the text to show instead
             if (typeof ev.answer === "string") bubble.setText(ev.answer);
             bubble.setFlags(ev);
+            meta = bubble.setMeta(ev, app.ask);
             standalone = ev.standalone_question || null;
             showUnderstood(user, question, standalone);
           } else if (ev.type === "error") throw Object.assign(new Error(ev.message), { code: ev.code });
@@ -148,7 +151,9 @@ export function createChatView(app) {
           llm_used: flags.llm_used,
           extractive_reason: flags.extractive_reason,
           answerable: flags.answerable,
+          answer_type: flags.answer_type,
         },
+        meta,
       });
     } catch (err) {
       if (err.name === "AbortError") bubble.append("\n\n（已停止）");

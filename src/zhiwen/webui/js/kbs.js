@@ -1,9 +1,23 @@
 // 知识库: list and inspect KBs (GET /api/v1/kbs[/{kb}], /documents), upload files or a whole
 // folder (POST /api/v1/kbs/{kb}/documents, then GET /api/v1/jobs/{id} until it ends: live
-// per-file progress), delete a document or a whole KB (two clicks, no browser confirm()).
+// per-file progress), delete a document or a whole KB (two clicks, no browser confirm()); each
+// KB's 「管理」 opens its owner's area (owner.js).
 
 import { askForKey, authHeaders } from "./auth.js";
-import { $, ApiError, api, busy, el, emptyNode, errorBox, errorFrom, int, toast } from "./util.js";
+import { ownerHash } from "./owner.js";
+import {
+  $,
+  ApiError,
+  api,
+  busy,
+  deleteButton,
+  el,
+  emptyNode,
+  errorBox,
+  errorFrom,
+  int,
+  toast,
+} from "./util.js";
 
 const FILE_STATUS = {
   queued: "排队中",
@@ -22,26 +36,6 @@ function bytes(n) {
   if (n < 1024) return `${n} B`;
   if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KB`;
   return `${(n / 1024 ** 2).toFixed(1)} MB`;
-}
-
-/** Two-step delete: the first click arms the button for 4 s, the second one deletes. */
-function deleteButton(label, onDelete) {
-  const b = el("button", { type: "button", class: "ghost small danger" }, label);
-  let armed = 0;
-  b.addEventListener("click", async () => {
-    if (!armed) {
-      b.textContent = "确认删除？";
-      armed = setTimeout(() => {
-        armed = 0;
-        b.textContent = label;
-      }, 4000);
-      return;
-    }
-    clearTimeout(armed);
-    armed = 0;
-    await onDelete(b);
-  });
-  return b;
 }
 
 /** multipart upload with XHR (fetch has no upload progress); resolves to the job. A 401 asks
@@ -127,6 +121,21 @@ function jobTable(job) {
   );
 }
 
+/** 「管理」: the KB's owner area (片段、FAQ、词典、提问记录、统计). */
+function manageLink(name) {
+  return el(
+    "a",
+    {
+      href: ownerHash(name),
+      class: "ghost small manage",
+      "data-testid": "kb-manage",
+      "aria-label": `管理知识库 ${name}`,
+      title: "片段、FAQ、词典与同义词、修改记录、提问记录、统计",
+    },
+    "管理",
+  );
+}
+
 export function createKbView(app) {
   const list = $("#kb-list");
   const detail = $("#kb-detail");
@@ -163,6 +172,7 @@ export function createKbView(app) {
                 : `${int(info.documents)} 篇 · ${int(info.chunks)} 段 · ${kb.embedder || "—"}`,
             ),
           ),
+          manageLink(kb.name),
         ),
       );
     }
@@ -252,7 +262,7 @@ export function createKbView(app) {
       });
       dropKb.dataset.testid = "kb-delete";
       emptyNode(detail).append(
-        el("h3", {}, name, " ", dropKb),
+        el("h3", {}, name, " ", manageLink(name), " ", dropKb),
         el(
           "dl",
           { class: "kv" },

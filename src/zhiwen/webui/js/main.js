@@ -8,6 +8,7 @@ import { createAdvisorView } from "./advisor.js";
 import { createCalcView } from "./calc.js";
 import { createChatView } from "./chat.js";
 import { createKbView } from "./kbs.js";
+import { createOwnerView } from "./owner.js";
 import { createPolicyView } from "./policy.js";
 import { createPropertyView } from "./property.js";
 import { initSourceDialog } from "./sources.js";
@@ -26,6 +27,12 @@ const app = {
   appTitle(name) {
     const a = this.config.apps.find((x) => x.name === name);
     return a ? a.title : name;
+  },
+  /** Ask ``question`` in the active tab, as if typed in the question box (a 「您是不是想问」 click). */
+  ask: (question) => {
+    if (app.running) return;
+    input.value = question;
+    composer.requestSubmit();
   },
   signal() {
     return this.controller ? this.controller.signal : undefined;
@@ -60,27 +67,38 @@ const views = {
   advisor: createAdvisorView(app),
   calc: createCalcView(app),
   kbs: createKbView(app),
+  owner: createOwnerView(app),
 };
 let current = "chat";
 
 // -- tabs -----------------------------------------------------------------------------------
 const tabs = $$('[role="tab"]');
 
-function select(name, { focus = false } = {}) {
-  if (!views[name]) name = "chat";
+/**
+ * Show the view a hash names: ``chat``, ``kbs`` …, or ``owner/<kb>/<panel>`` (a view without a
+ * tab of its own: its ``tab`` stays selected).
+ */
+function select(hash, { focus = false } = {}) {
+  const [head, ...rest] = String(hash || "").split("/");
+  const name = views[head] ? head : "chat";
+  const view = views[name];
+  const tabName = view.tab || name;
+  if (current !== name && views[current] && views[current].leave) views[current].leave();
   current = name;
   for (const tab of tabs) {
-    const on = tab.dataset.view === name;
+    const on = tab.dataset.view === tabName;
     tab.setAttribute("aria-selected", on ? "true" : "false");
     tab.tabIndex = on ? 0 : -1;
     if (on && focus) tab.focus();
-    $(`#${tab.getAttribute("aria-controls")}`).hidden = !on;
   }
-  const chatty = Boolean(views[name].ask);
+  for (const panel of $$("main > .view")) panel.hidden = panel.id !== `view-${name}`;
+  const chatty = Boolean(view.ask);
   composer.hidden = !chatty;
   document.body.dataset.view = name;
   if (chatty) fitPlaceholder();
-  if (location.hash !== `#${name}`) history.replaceState(null, "", `#${name}`);
+  const wanted = name === head ? String(hash) : name;
+  if (location.hash !== `#${wanted}`) history.replaceState(null, "", `#${wanted}`);
+  if (view.open) view.open(...rest.map((part) => decodeURIComponent(part)));
 }
 
 for (const tab of tabs) {

@@ -155,6 +155,7 @@ export function createPolicyView(app) {
             bubble.sources = sources;
             sourceGroups(bubble, sources, asOf, question);
             bubble.setFlags(ev);
+            bubble.setMeta(ev, app.ask);
             if (ev.kb_errors && Object.keys(ev.kb_errors).length) {
               bubble.extra.append(
                 el(

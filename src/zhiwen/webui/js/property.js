@@ -9,6 +9,7 @@
 // constraints and what this turn added, replaced or removed. 新对话 starts over, and so does a
 // search from the edited constraints form (it states every constraint itself).
 
+import { answerMeta } from "./answermeta.js";
 import { userBubble } from "./bubble.js";
 import { historyOf, newConversationNote, showUnderstood } from "./conversation.js";
 import { renderMarkdown } from "./markdown.js";
@@ -332,7 +333,10 @@ export function createPropertyView(app) {
       // the results first, then the constraints to edit: folded on a phone, where the form
       // would fill the screen before the first card
       const cards = el("div", { class: "cards" }, props.map(card));
-      block.append(...[head, mergedPanel(data), cards, editable(form, data), answer].filter(Boolean));
+      const meta = answerMeta(data, { onAsk: app.ask });
+      block.append(
+        ...[head, meta.top, mergedPanel(data), cards, editable(form, data), answer, meta.bottom].filter(Boolean),
+      );
       if (thread.contains(block))
         turns.push({ question, answer: data.answer || "", standalone: data.standalone_question || null });
     } catch (err) {

@@ -222,3 +222,23 @@ export function plainMarks(text) {
   if (emojiRenders()) return text;
   return text.replace(/✅|❌|✔️/g, (m) => PLAIN_MARKS[m]);
 }
+
+/** Two-step delete: the first click arms the button for 4 s, the second one deletes. */
+export function deleteButton(label, onDelete) {
+  const b = el("button", { type: "button", class: "ghost small danger" }, label);
+  let armed = 0;
+  b.addEventListener("click", async () => {
+    if (!armed) {
+      b.textContent = "确认删除？";
+      armed = setTimeout(() => {
+        armed = 0;
+        b.textContent = label;
+      }, 4000);
+      return;
+    }
+    clearTimeout(armed);
+    armed = 0;
+    await onDelete(b);
+  });
+  return b;
+}
