@@ -361,7 +361,7 @@ def info_rows(info: dict[str, Any]) -> list[tuple[str, Any]]:
     return rows
 
 
-kb_app = typer.Typer(help="管理知识库：list、info、delete", no_args_is_help=True)
+kb_app = typer.Typer(help="管理知识库：list、info、delete、export、import", no_args_is_help=True)
 
 
 @kb_app.command("list")

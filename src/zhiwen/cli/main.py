@@ -22,6 +22,7 @@ app = typer.Typer(
 # registry): a broken app stops the CLI with its name and the error, never silently.
 _COMMAND_MODULES = (
     "zhiwen.cli.index",  # index, kb list/info/delete
+    "zhiwen.cli.portable",  # kb export/import, backup, restore
     "zhiwen.cli.search",  # search
     "zhiwen.cli.eval",  # eval
     "zhiwen.cli.tune",  # tune (a KB's fusion / BM25 / feedback parameters)
