@@ -244,6 +244,11 @@ class BundleReader:
             names = {m.name for m in self._tar.getmembers()} - {MANIFEST}
         except (OSError, tarfile.TarError, EOFError) as exc:
             raise _damaged(str(exc)) from exc
+        # the end-of-archive marker and the padding to whole records that the writer adds: a
+        # copy cut after the last member is refused too
+        size = self.path.stat().st_size
+        if size < self._tar.offset + 2 * tarfile.BLOCKSIZE or size % tarfile.RECORDSIZE:
+            raise _damaged("no end-of-archive marker")
         extra = sorted(names - set(self.manifest.members))
         if extra:
             raise _tampered(f"members not in the manifest: {extra[:3]}", extra[0])
