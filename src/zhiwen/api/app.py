@@ -60,7 +60,7 @@ from zhiwen.api.background import Background, app_lifespan
 from zhiwen.api.handlers import install_exception_handlers
 from zhiwen.api.hygiene import InputHygieneMiddleware
 from zhiwen.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
-from zhiwen.api.routes import admin, documents, health, kbs, qa, search, ui
+from zhiwen.api.routes import admin, documents, health, kbs, portable, qa, search, ui
 from zhiwen.api.security import SECURITY_RESPONSES, SiteGuardMiddleware
 from zhiwen.appkit.registry import AppRegistry, load_apps
 from zhiwen.config import Settings, get_settings
@@ -108,13 +108,13 @@ def create_app(
     install_exception_handlers(app)
     # added first = innermost: admission holds a slot only for requests that passed every check
     app.add_middleware(AdmissionMiddleware, settings=settings)
-    app.add_middleware(InputHygieneMiddleware, streams_own_body=documents.is_upload_path)
+    app.add_middleware(InputHygieneMiddleware, streams_own_body=_streams_own_body)
     # added last = outermost: the context middleware sees (and ids, counts) the 413s too
     app.add_middleware(
         BodyLimitMiddleware,
         max_bytes=settings.api.max_body_bytes,
         limits={"/v1/": settings.api.max_chat_body_bytes},
-        streams_own_body=documents.is_upload_path,
+        streams_own_body=_streams_own_body,
     )
     if settings.api.cors_origins:
         app.add_middleware(
@@ -130,12 +130,25 @@ def create_app(
     return app
 
 
+def _streams_own_body(path: str) -> bool:
+    """Routes that read and bound their own (large) bodies: document uploads, KB imports."""
+    return documents.is_upload_path(path) or portable.is_import_path(path)
+
+
 def _include_routers(app: FastAPI, registry: AppRegistry | None) -> None:
     """Every router behind the access dependency but ``/healthz`` and the web UI's files."""
     keyed = [Depends(get_access)]
     responses = {**ERROR_RESPONSES, **SECURITY_RESPONSES}
     app.include_router(health.router, responses=ERROR_RESPONSES)  # public: probes carry no key
-    engine = (health.metrics_router, kbs.router, documents.router, search.router, qa.router, admin.router)
+    engine = (
+        health.metrics_router,
+        kbs.router,
+        portable.router,
+        documents.router,
+        search.router,
+        qa.router,
+        admin.router,
+    )
     for router in engine:
         app.include_router(router, responses=responses, dependencies=keyed)
     # OpenAI-shaped errors, documented by the router itself (not the envelope)

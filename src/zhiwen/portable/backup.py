@@ -52,6 +52,7 @@ from zhiwen.config import Settings, get_settings
 from zhiwen.errors import InvalidParameter, StoreUnavailable
 from zhiwen.kb.config import mask_url
 from zhiwen.kb.writer import LOCK_DIR, kb_lock
+from zhiwen.portable.export import SPOOL_DIR
 from zhiwen.portable.importer import STAGING_DIR
 from zhiwen.portable.manifest import Member, bundle_error
 from zhiwen.portable.progress import NullSteps, Steps
@@ -64,7 +65,7 @@ PARTIAL = ".partial"
 PG_DIR = "postgres"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 #: folders of the home that are not its data (downloads, an import's staging KBs, locks)
-_SKIP_TOP = {"hub"}
+_SKIP_TOP = {"hub", SPOOL_DIR}
 _SKIP_ANYWHERE = {STAGING_DIR, LOCK_DIR}
 _SKIP_SUFFIXES = ("-wal", "-shm", "-journal", ".lock")
 _SKIP_NAMES = {"server.json"}

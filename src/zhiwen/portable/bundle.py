@@ -203,12 +203,18 @@ class BundleReader:
     """A bundle opened for import: manifest read and version-checked on open (see the module
     docstring); a context manager."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
+    def __init__(self, source: Path | IO[bytes]) -> None:
+        """``source``: the bundle's path, or a seekable binary file (an upload's spool file)."""
         try:
-            self._tar = tarfile.open(self.path, mode="r:")  # noqa: SIM115 -- closed by close()
+            # closed by close()
+            if isinstance(source, Path):
+                self._tar = tarfile.open(source, mode="r:")  # noqa: SIM115
+                self._size = source.stat().st_size
+            else:
+                self._tar = tarfile.open(fileobj=source, mode="r:")  # noqa: SIM115
+                self._size = source.seek(0, os.SEEK_END)
         except (OSError, tarfile.TarError, EOFError) as exc:
-            raise _damaged(f"{path}: {exc}") from exc
+            raise _damaged(f"{exc}") from exc
         try:
             self.manifest = self._read_manifest()
             check_version(self.manifest)
@@ -246,7 +252,7 @@ class BundleReader:
             raise _damaged(str(exc)) from exc
         # the end-of-archive marker and the padding to whole records that the writer adds: a
         # copy cut after the last member is refused too
-        size = self.path.stat().st_size
+        size = self._size
         if size < self._tar.offset + 2 * tarfile.BLOCKSIZE or size % tarfile.RECORDSIZE:
             raise _damaged("no end-of-archive marker")
         extra = sorted(names - set(self.manifest.members))

@@ -48,6 +48,8 @@ PLAIN_FILES = ("tuning.json", "documents.json")
 SQLITE_FILES = ("tables.sqlite3",)
 FILES_PREFIX = "files/"
 BATCH = 1000
+#: the home's folder for bundles on their way in or out (the API's downloads and uploads)
+SPOOL_DIR = ".spool"
 
 
 @dataclass(slots=True)
@@ -145,3 +147,13 @@ def _files(kb: KnowledgeBase, out: BundleWriter) -> None:
         if (kb.path / name).is_file():
             with online_copy(kb.path / name, out.target.with_name(f".{out.target.name}.{name}")) as copy:
                 out.copy_file(FILES_PREFIX + name, copy)
+
+
+def export_to_spool(kb: KnowledgeBase, folder: Path) -> Path:
+    """Export ``kb`` into a new file in ``folder`` (the API streams it, then removes it)."""
+    import secrets
+
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{kb.name}.{secrets.token_hex(6)}.zwkb"
+    export_kb(kb, target)
+    return target

@@ -33,10 +33,10 @@ import json
 import secrets
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 from filelock import FileLock, Timeout
@@ -114,7 +114,7 @@ def import_lock(settings: Settings, name: str) -> FileLock:
 
 
 def import_bundle(
-    path: Path,
+    source: Path | IO[bytes],
     *,
     settings: Settings | None = None,
     name: str | None = None,
@@ -122,14 +122,19 @@ def import_bundle(
     backend: str | None = None,
     embedder: str | None = None,
     steps: Steps | None = None,
+    authorize: Callable[[str], None] | None = None,
 ) -> ImportReport:
-    """Import the bundle at ``path`` as KB ``name`` (default: the exported KB's name) into
-    ``backend`` (default: the home's store); see the module docstring."""
+    """Import the bundle ``source`` (a path or a seekable binary file) as KB ``name`` (default:
+    the exported KB's name) into ``backend`` (default: the home's store); see the module
+    docstring. ``authorize(name)`` may refuse the target name before anything is read further
+    (the API: the caller's write access)."""
     settings = settings or get_settings()
     steps = steps or NullSteps()
     start = time.perf_counter()
-    with BundleReader(Path(path)) as bundle:
+    with BundleReader(source if not isinstance(source, str) else Path(source)) as bundle:
         name = check_name(name or bundle.manifest.kb)
+        if authorize is not None:
+            authorize(name)
         _refuse_existing(settings, name, replace)
         with _holding(import_lock(settings, name), name):
             steps.start("校验导出文件", sum(m.bytes for m in bundle.manifest.members.values()))
