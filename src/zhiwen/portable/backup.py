@@ -301,7 +301,7 @@ def restore_home(src: Path, *, home: Path | None = None, settings: Settings | No
             shutil.copyfile(Path(src) / rel, staging / rel)
     try:
         if target.exists():
-            report.moved_aside = str(_move_aside(target, target_settings))
+            report.moved_aside = str(_move_aside(target))
         staging.rename(target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -313,18 +313,30 @@ def restore_home(src: Path, *, home: Path | None = None, settings: Settings | No
     return report
 
 
-def _move_aside(target: Path, settings: Settings) -> Path:
-    """The current home, renamed out of the way (refused while a server runs on it)."""
-    from zhiwen.home_lock import hold_home, release_home
+def _move_aside(target: Path) -> Path:
+    """The current home, renamed out of the way; refused while a server runs on it (it holds
+    the home's lock, :mod:`zhiwen.home_lock`)."""
+    from filelock import FileLock, Timeout
+
+    from zhiwen.home_lock import LOCK_NAME, HomeInUse, read_holder
     from zhiwen.kb import close_all
 
-    hold_home(settings, "restore", 0)  # HomeInUse while a server runs on it
+    lock = FileLock(str(target / LOCK_NAME), thread_local=False)
+    try:
+        lock.acquire(blocking=False)
+    except Timeout:
+        pid = read_holder(target).get("pid", "未知")
+        raise HomeInUse(
+            f"{target} is used by server pid {pid}",
+            message=f"数据目录 {target} 正被知问服务使用（进程 pid {pid}）：请先停止服务再恢复",
+            data={"home": str(target), "pid": pid},
+        ) from None
     try:
         close_all()  # this process's KBs of the old home
         aside = target.with_name(f"{target.name}.before-restore-{dt.datetime.now():%Y%m%d-%H%M%S}")
         target.rename(aside)
     finally:
-        release_home(settings)
+        lock.release()
     return aside
 
 
