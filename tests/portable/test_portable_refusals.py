@@ -9,6 +9,7 @@ import tarfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -124,8 +125,17 @@ def test_a_disk_filling_up_mid_import_leaves_nothing(
             raise OSError(errno.ENOSPC, "No space left on device")
         return put_rows(*args, **kwargs)  # type: ignore[arg-type]
 
+    stages: list[str] = []
+    target = importer._target
+
+    def recorded(*args: Any, **kwargs: Any) -> importer.Target:
+        staged = target(*args, **kwargs)
+        stages.append(staged.config.name)
+        return staged
+
     monkeypatch.setattr(importer, "BATCH", 4)
     monkeypatch.setattr(importer, "_put_rows", full_on_second_batch)
+    monkeypatch.setattr(importer, "_target", recorded)
     with pytest.raises(DiskWriteError) as err:
         import_bundle(bundle, name="copy", backend=url)
     assert "磁盘空间不足" in err.value.message
@@ -133,7 +143,38 @@ def test_a_disk_filling_up_mid_import_leaves_nothing(
     if backend == "postgres":
         from zhiwen.store._pg_schema import list_kbs as pg_kbs
 
-        assert not [k for k in pg_kbs(url) if k.startswith("imp_")]
+        assert stages[-1] not in pg_kbs(url)  # the staging schema went too
     if backend == "qdrant":
         root = Path(url.removeprefix("qdrant+local://"))
         assert not root.exists() or not any(root.iterdir())
+
+
+@pytest.mark.parametrize("backend", ["embedded", "postgres"])
+def test_the_staging_kb_of_an_import_killed_midway_is_swept_by_the_next(
+    bundle: Path, backend_url: Callable[[str], str], backend: str
+) -> None:
+    from zhiwen.kb import KnowledgeBase
+    from zhiwen.kb.config import KBConfig
+    from zhiwen.store.factory import renames
+
+    url = backend_url(backend)
+    assert renames(url)
+    settings = get_settings()
+    stage_dir = settings.kb_root / STAGING_DIR / "imp_dead0001"
+    stage_dir.mkdir(parents=True)
+    dead = KnowledgeBase(
+        KBConfig(name="imp_dead0001", embedder="hash", dim=256, store=url), path=stage_dir, settings=settings
+    )
+    dead.save_config()
+    from curation.manual import manual_docs
+
+    dead.index_documents(manual_docs(), progress=False)  # what a killed import left behind
+    dead.close()
+    assert importer.sweep_abandoned(settings) == ["imp_dead0001"]
+    assert not stage_dir.exists()
+    if backend == "postgres":
+        from zhiwen.store._pg_schema import list_kbs as pg_kbs
+
+        assert "imp_dead0001" not in pg_kbs(url)
+    import_bundle(bundle, name="copy", backend=url)  # and the next import runs as usual
+    assert "copy" in list_kbs()

@@ -139,6 +139,7 @@ def import_bundle(
         with _holding(import_lock(settings, name), name):
             steps.start("校验导出文件", sum(m.bytes for m in bundle.manifest.members.values()))
             bundle.verify(on_bytes=steps.advance)
+            sweep_abandoned(settings)
             existed = _refuse_existing(settings, name, replace)
             target = _target(bundle.manifest, settings, name, backend, embedder)
             with disk_errors(name):
@@ -202,8 +203,11 @@ def _stage_and_swap(
     if not target.staged and existed:
         delete_kb(target.name, settings)  # a store that cannot rename: the old KB goes first
     kb: KnowledgeBase | None = None
+    stage_dir.parent.mkdir(parents=True, exist_ok=True)
+    alive = _stage_lock(stage_dir)
+    alive.acquire()  # tells a later import that this staging KB is not an abandoned one
     try:
-        stage_dir.mkdir(parents=True)
+        stage_dir.mkdir()
         _curation(bundle, stage_dir, target.reuse_vectors)
         _files(bundle, stage_dir)
         kb = KnowledgeBase(target.config, path=stage_dir, settings=settings)
@@ -215,8 +219,11 @@ def _stage_and_swap(
         kb.close()
         _swap(settings, target, stage_dir, bundle.manifest, existed)
     except BaseException:
-        _discard(kb, target, stage_dir)
+        _discard(kb, target.config.store, stage_dir)
         raise
+    finally:
+        alive.release()
+        Path(alive.lock_file).unlink(missing_ok=True)
     open_kb(target.name, settings=settings).build_vector_index()
     return report
 
@@ -267,9 +274,12 @@ def _put_parents(kb: KnowledgeBase, docs: list[Document], steps: Steps) -> int:
 
 
 def _rows(bundle: BundleReader, kb: KnowledgeBase, reuse: bool, steps: Steps) -> tuple[int, int]:
-    """Every row, in the bundle's order, tokenised here; the bundle's vectors when ``reuse``."""
+    """Every row, in the bundle's order, tokenised here; the bundle's vectors when ``reuse``
+    (also into the home's embedding cache, so re-indexing the same sources here embeds nothing)."""
     steps.start("导入段落" + ("与向量" if reuse else ""), bundle.manifest.counts.chunks)
-    vectors = bundle.vectors() if reuse else None
+    vectors = (
+        _Vectors(bundle.vectors(), kb.embedding_cache(), bundle.manifest.embedder.name) if reuse else None
+    )
     n = reused = 0
     try:
         batch: list[dict[str, Any]] = []
@@ -289,7 +299,27 @@ def _rows(bundle: BundleReader, kb: KnowledgeBase, reuse: bool, steps: Steps) ->
     return n, reused
 
 
-def _put_rows(kb: KnowledgeBase, rows: list[dict[str, Any]], vectors: VectorReader | None) -> int:
+class _Vectors:
+    """The bundle's vectors in order, each batch also offered to the home's embedding cache."""
+
+    def __init__(self, reader: VectorReader, cache: Any, model: str | None) -> None:
+        self.reader, self.cache, self.model = reader, cache, model
+
+    def take(self, chunks: list[Chunk]) -> np.ndarray:
+        block = self.reader.take(len(chunks))
+        if self.cache is not None:
+            self.cache.put_many(
+                {c.content_hash: v for c, v in zip(chunks, block, strict=True)}, model=self.model
+            )
+        return block
+
+    def close(self) -> None:
+        self.reader.close()
+        if self.cache is not None:
+            self.cache.close()
+
+
+def _put_rows(kb: KnowledgeBase, rows: list[dict[str, Any]], vectors: _Vectors | None) -> int:
     """One batch: the rows that bring a vector in one write, the others in a second."""
     if not rows:
         return 0
@@ -301,7 +331,7 @@ def _put_rows(kb: KnowledgeBase, rows: list[dict[str, Any]], vectors: VectorRead
     with kb.changing():
         if with_vec:
             assert vectors is not None
-            block: np.ndarray = vectors.take(len(with_vec))
+            block = vectors.take([chunks[i] for i in with_vec])
             kb.store.put_chunks(
                 [chunks[i] for i in with_vec], tokens=[tokens[i] for i in with_vec], vectors=block
             )
@@ -345,11 +375,46 @@ def _swap(settings: Settings, target: Target, stage_dir: Path, manifest: Manifes
         stage_dir.rename(final_dir)
 
 
-def _discard(kb: KnowledgeBase | None, target: Target, stage_dir: Path) -> None:
+def _discard(kb: KnowledgeBase | None, store: str | None, stage_dir: Path) -> None:
     """A failed import leaves nothing: the staging KB's store data and folder go."""
     if kb is not None:
         with contextlib.suppress(Exception):
             kb.close()
-    with contextlib.suppress(Exception):
-        drop_store(target.config.store, target.config.name)
+    if store is not None:
+        with contextlib.suppress(Exception):
+            drop_store(store, stage_dir.name)
     shutil.rmtree(stage_dir, ignore_errors=True)
+
+
+def _stage_lock(stage_dir: Path) -> FileLock:
+    return FileLock(str(stage_dir.with_name(stage_dir.name + ".lock")), thread_local=False)
+
+
+def sweep_abandoned(settings: Settings) -> list[str]:
+    """Remove the staging KBs of imports that died without cleaning up (``kill -9``, a power
+    cut): those whose lock nobody holds. Returns their names. Each import calls it first."""
+    root = settings.kb_root / STAGING_DIR
+    swept: list[str] = []
+    for stage_dir in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        lock = _stage_lock(stage_dir)
+        try:
+            lock.acquire(blocking=False)
+        except Timeout:
+            continue  # a running import's
+        try:
+            if (settings.kb_root / stage_dir.name / "kb.json").is_file():
+                shutil.rmtree(stage_dir, ignore_errors=True)  # direct mode, KB already live: its data stays
+            else:
+                _discard(None, _stored_url(stage_dir), stage_dir)
+            swept.append(stage_dir.name)
+        finally:
+            lock.release()
+            Path(lock.lock_file).unlink(missing_ok=True)
+    return swept
+
+
+def _stored_url(stage_dir: Path) -> str | None:
+    try:
+        return str(json.loads((stage_dir / "kb.json").read_text("utf-8"))["store"])
+    except (OSError, ValueError, KeyError):
+        return None
