@@ -88,3 +88,15 @@ def test_another_embedder_re_embeds_and_a_re_run_resumes_from_the_cache(
     again = import_bundle(tmp_path / "m.zwkb", name="small2")
     assert again.embedded == 0  # every vector came from the home's embedding cache
     assert open_kb("small2").store.vector_count() == kb.store.count()
+
+
+def test_a_kb_exported_before_its_vectors_were_filled_gets_them_on_import(home: Path, tmp_path: Path) -> None:
+    from curation.manual import manual_docs
+
+    kb = open_kb("lexical", create=True, embedder="hash")
+    kb.index_documents(manual_docs(), progress=False, dense="skip")
+    assert kb.store.vector_count() == 0
+    export_kb(kb, tmp_path / "l.zwkb")
+    report = import_bundle(tmp_path / "l.zwkb", name="filled")
+    filled = open_kb("filled")
+    assert report.embedded == filled.store.count() == filled.store.vector_count()

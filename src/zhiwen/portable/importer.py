@@ -214,7 +214,7 @@ def _stage_and_swap(
         kb.save_config()
         report.documents = _documents(bundle, kb, steps)
         report.chunks, report.vectors_reused = _rows(bundle, kb, target.reuse_vectors, steps)
-        if not target.reuse_vectors:
+        if report.vectors_reused < report.chunks:  # another embedder, or a KB exported mid-fill
             report.embedded = kb.fill_vectors(progress=_FillSteps(steps)).embedded
         kb.close()
         _swap(settings, target, stage_dir, bundle.manifest, existed)
