@@ -17,6 +17,7 @@ Usage::
 
     python bench/bench_portability.py                                    # ~10 min on 2 busy cores
     python bench/bench_portability.py --chunks 2000 --backends embedded,qdrant --model-chunks 0
+    python bench/bench_portability.py --parts pairs,trip
 """
 
 from __future__ import annotations
@@ -100,13 +101,13 @@ def table(title: str, header: list[str], rows: list[list[object]]) -> None:
         print("| " + " | ".join(f"{c:,.2f}" if isinstance(c, float) else str(c) for c in r) + " |")
 
 
-def pairs(kb: KnowledgeBase, index_s: float, backends: list[str], qs: list[str]) -> None:
+def pairs(kb: KnowledgeBase, index_s: float, chunks: int, backends: list[str], qs: list[str]) -> None:
     """Each backend's KB built from the sources, exported, imported into each backend; the
     import's top-10 against the KB built from the sources on the import's backend."""
     refs: dict[str, tuple[KnowledgeBase, float]] = {"embedded": (kb, index_s)}
     for b in backends:
         if b != "embedded":
-            refs[b] = build(f"ref_{b}", kb.store.count(), store=backend_url(b))
+            refs[b] = build(f"ref_{b}", chunks, store=backend_url(b))
     want = {b: top10(ref, qs) for b, (ref, _) in refs.items()}
     rows: list[list[object]] = []
     for src in backends:
@@ -213,19 +214,25 @@ def main() -> None:
     parser.add_argument(
         "--memory", default="1000,4000,16000", help="bundle sizes (chunks) for the memory table"
     )
+    parser.add_argument("--parts", default="pairs,trip,index,memory", help="tables to run (comma-separated)")
     parser.add_argument("--child-import", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_import:
         child_import(*args.child_import)
         return
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    parts = set(args.parts.split(","))
     qs = questions(args.questions)
     try:
         kb, index_s = build("source", args.chunks)
-        pairs(kb, index_s, backends, qs)
-        round_trip(kb, backends, qs)
-        versus_indexing(kb, index_s, args.model_chunks)
-        memory([int(s) for s in args.memory.split(",") if s])
+        if "pairs" in parts:
+            pairs(kb, index_s, args.chunks, backends, qs)
+        if "trip" in parts:
+            round_trip(kb, backends, qs)
+        if "index" in parts:
+            versus_indexing(kb, index_s, args.model_chunks)
+        if "memory" in parts:
+            memory([int(s) for s in args.memory.split(",") if s])
     finally:
         for name in list_kbs():
             delete_kb(name)
