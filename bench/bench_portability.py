@@ -75,11 +75,8 @@ def build(
     kb = open_kb(name, create=True, embedder=embedder, store=store)
     docs: list[Document] = []
     source = passages()
-    while True:
-        batch = [Document(id=i, title=t, text=x) for i, t, x in (next(source) for _ in range(200))]
-        docs.extend(batch)
-        if len(docs) * 1.3 >= chunks:  # ~1.3 chunks per passage at 800 characters
-            break
+    while len(docs) * 1.3 < chunks:  # ~1.3 chunks per passage at 800 characters
+        docs.extend(Document(id=i, title=t, text=x) for i, t, x in (next(source) for _ in range(20)))
     start = time.perf_counter()
     kb.index_documents(docs, progress=False)
     return kb, time.perf_counter() - start
@@ -94,11 +91,13 @@ def same(a: list[list[str]], b: list[list[str]]) -> float:
 
 
 def table(title: str, header: list[str], rows: list[list[object]]) -> None:
-    print(f"\n{title}\n")
+    print(f"\n{title}\n", flush=True)
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for r in rows:
-        print("| " + " | ".join(f"{c:,.2f}" if isinstance(c, float) else str(c) for c in r) + " |")
+        print(
+            "| " + " | ".join(f"{c:,.2f}" if isinstance(c, float) else str(c) for c in r) + " |", flush=True
+        )
 
 
 def pairs(kb: KnowledgeBase, index_s: float, chunks: int, backends: list[str], qs: list[str]) -> None:
@@ -182,6 +181,7 @@ def versus_indexing(kb: KnowledgeBase, index_s: float, model_chunks: int) -> Non
 def child_import(bundle: str, home: str) -> None:
     os.environ["ZHIWEN_HOME"] = home
     reset_settings_cache()
+    shutil.rmtree(ROOT, ignore_errors=True)  # this process's own scratch folder is not used
     import_bundle(Path(bundle), name="mem")
 
 
