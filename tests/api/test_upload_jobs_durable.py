@@ -115,7 +115,7 @@ def test_a_job_that_kills_the_server_twice_fails_with_a_reason(server: LiveServe
         assert job["status"] == "failed" and "意外退出" in job["error"], job
         assert all(f["status"] == "failed" and "意外退出" in f["error"] for f in job["files"]), job
         assert spooled(home) == []  # the spool went with the job
-        ledger = json.loads((home / "kbs" / "kbx" / "documents.json").read_text("utf-8"))
+        ledger = json.loads((home / "kbs" / "kbx" / "documents.json").read_text("utf-8"))["documents"]
         assert {e["status"] for e in ledger.values()} == {"failed"}, ledger
 
 
@@ -144,8 +144,10 @@ def test_start_removes_orphan_spools_and_stale_processing(home: Path, tmp_path: 
     try:
         srv.start()
         assert spooled(home) == []
-        entry = json.loads(ledger.read_text("utf-8"))["x.pdf"]
-        assert entry["status"] == "failed" and "导入中断" in entry["error"]
+        stored = json.loads(ledger.read_text("utf-8"))  # the flat ledger of layout 0, migrated
+        entry = stored["documents"]["x.pdf"]
+        assert stored["format_version"] == 1 and entry["status"] == "failed" and "导入中断" in entry["error"]
+        assert "x.pdf" in json.loads((ledger.parent / "documents.json.v0.bak").read_text("utf-8"))
     finally:
         srv.stop()
 

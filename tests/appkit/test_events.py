@@ -200,11 +200,18 @@ def test_default_stream_is_sources_delta_done(ctx: AppContext) -> None:
         len(citation["text"]) == 300 and citation["score"] == 0.876543 and citation["metadata"] == {"page": 3}
     )
     assert events[1].data == {"text": "你问：你好"}
-    assert events[2].answer == answer == collect_stream(iter(events))
+    streamed = events[2].answer
+    assert streamed is not None and streamed.answer_id and streamed.answer_id != answer.answer_id
+    same = answer.model_copy(update={"answer_id": streamed.answer_id})
+    assert streamed == same == collect_stream(iter(events))
     assert (
         events[2].data
-        == answer.done_fields()
+        == streamed.done_fields()
         == {
+            "answer_id": streamed.answer_id,
+            "answer_type": "extractive",
+            "faq": None,
+            "suggestions": [],
             "llm_used": False,
             "extractive_reason": "no_llm",
             "params": {"top_k": 5},
@@ -254,7 +261,16 @@ def test_typed_events_carry_their_objects() -> None:
     answer = Answer(answer="先安装。", citations=[citation], llm_used=True, route="general")
     events = [sources, AppEvent.delta("先"), AppEvent.delta("安装。"), AppEvent.done(answer)]
     assert [e.text for e in events] == ["", "先", "安装。", ""]
-    assert events[-1].data == {"llm_used": True, "extractive_reason": None, "params": {}, "route": "general"}
+    assert events[-1].data == {
+        "answer_id": "",  # the conversation service stamps it
+        "answer_type": "generated",
+        "faq": None,
+        "suggestions": [],
+        "llm_used": True,
+        "extractive_reason": None,
+        "params": {},
+        "route": "general",
+    }
     assert collect_stream(iter(events)) is answer
     folded = collect_stream(iter(events[:-1]))  # a stream cut before done: its text and sources
     assert folded.answer == "先安装。" and folded.citations == [citation]

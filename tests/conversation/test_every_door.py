@@ -109,50 +109,59 @@ def _done(events: list[dict[str, Any]]) -> dict[str, Any]:
     return done[-1]
 
 
-# -- the doors: each asks one question in a session, and returns (session_id, standalone_question)
-def rest(http: TestClient, d: Dialogue, question: str, sid: str) -> tuple[Any, Any]:
+def _named(data: dict[str, Any]) -> dict[str, Any]:
+    """Which answer it is (every door carries it, #37): its id, type, FAQ entry, suggestions."""
+    assert len(data["answer_id"]) == 16, data
+    assert data["answer_type"] in ("faq", "generated", "extractive", "refused", "table", "tool"), data
+    assert data["faq"] is None and isinstance(data["suggestions"], list), data
+    return {key: data[key] for key in ("answer_id", "answer_type", "faq", "suggestions")}
+
+
+# -- the doors: each asks one question in a session, and returns (session_id, standalone_question,
+# the answer's id fields)
+def rest(http: TestClient, d: Dialogue, question: str, sid: str) -> tuple[Any, Any, dict[str, Any]]:
     r = http.post("/api/v1/qa", json={"kb": d.target, "question": question, "session_id": sid})
     assert r.status_code == 200, r.text
     data = r.json()["data"]
-    return data["session_id"], data["standalone_question"]
+    return data["session_id"], data["standalone_question"], _named(data)
 
 
-def rest_sse(http: TestClient, d: Dialogue, question: str, sid: str) -> tuple[Any, Any]:
+def rest_sse(http: TestClient, d: Dialogue, question: str, sid: str) -> tuple[Any, Any, dict[str, Any]]:
     body = {"kb": d.target, "question": question, "session_id": sid, "stream": True}
     done = _done(_sse(http.post("/api/v1/qa", json=body)))
-    return done.get("session_id"), done.get("standalone_question")
+    return done.get("session_id"), done.get("standalone_question"), _named(done)
 
 
-def v1(http: TestClient, d: Dialogue, question: str, sid: str) -> tuple[Any, Any]:
+def v1(http: TestClient, d: Dialogue, question: str, sid: str) -> tuple[Any, Any, dict[str, Any]]:
     body = {"model": d.target, "messages": [{"role": "user", "content": question}], "session_id": sid}
     r = http.post("/v1/chat/completions", json=body)
     assert r.status_code == 200, r.text
     info = r.json()["zhiwen"]
-    return info["session_id"], info["standalone_question"]
+    return info["session_id"], info["standalone_question"], _named(info)
 
 
-def v1_stream(http: TestClient, d: Dialogue, question: str, sid: str) -> tuple[Any, Any]:
+def v1_stream(http: TestClient, d: Dialogue, question: str, sid: str) -> tuple[Any, Any, dict[str, Any]]:
     body = {"model": d.target, "messages": [{"role": "user", "content": question}], "stream": True}
     r = http.post("/v1/chat/completions", json=body, headers={"X-Session-Id": sid})
     chunks = [json.loads(line[5:]) for line in r.text.splitlines() if line.startswith("data: {")]
     info = next(c["zhiwen"] for c in chunks if "zhiwen" in c)
-    return info["session_id"], info["standalone_question"]
+    return info["session_id"], info["standalone_question"], _named(info)
 
 
 APP_ROUTES = {"policy": "/api/v1/policy/ask", "listings": "/ask"}
 
 
-def app_route(http: TestClient, d: Dialogue, question: str, sid: str) -> tuple[Any, Any]:
+def app_route(http: TestClient, d: Dialogue, question: str, sid: str) -> tuple[Any, Any, dict[str, Any]]:
     if d.target == "advisor":  # the advisor's own route is its SSE chat
         events = _sse(http.post("/api/v1/chat", json={"session_id": sid, "message": question}))
         done = _done(events)
-        return done["session_id"], done["standalone_question"]
+        return done["session_id"], done["standalone_question"], _named(done)
     if d.target not in APP_ROUTES:
         pytest.skip(f"{d.target} has no route of its own")
     r = http.post(APP_ROUTES[d.target], json={"question": question, "session_id": sid})
     assert r.status_code == 200, r.text
     data = r.json()["data"]
-    return data["session_id"], data["standalone_question"]
+    return data["session_id"], data["standalone_question"], _named(data)
 
 
 DOORS = {"rest": rest, "rest_sse": rest_sse, "app_route": app_route, "v1": v1, "v1_stream": v1_stream}
@@ -163,11 +172,18 @@ DOORS = {"rest": rest, "rest_sse": rest_sse, "app_route": app_route, "v1": v1, "
 def test_a_session_is_returned_and_continued(http: TestClient, dialogue: Dialogue, door: str) -> None:
     ask = DOORS[door]
     sid = f"{door}-{dialogue.target}"
-    first_sid, _ = ask(http, dialogue, dialogue.first, sid)
+    first_sid, _, first = ask(http, dialogue, dialogue.first, sid)
     assert first_sid == sid
-    again_sid, understood = ask(http, dialogue, dialogue.follow_up, sid)
+    again_sid, understood, again = ask(http, dialogue, dialogue.follow_up, sid)
     assert again_sid == sid
     assert understood and dialogue.understood(understood), understood
+    # every answer is named and logged (#37): its id is in the home's question log
+    assert first["answer_id"] != again["answer_id"]
+    question_log = http.app.state.question_log  # type: ignore[attr-defined]
+    assert question_log.flush()
+    for named in (first, again):
+        record = question_log.find(named["answer_id"])
+        assert record.answer_type == named["answer_type"] and record.session_id == sid
 
 
 @pytest.mark.parametrize("dialogue", DIALOGUES, ids=IDS)
@@ -188,7 +204,7 @@ def test_the_cli_session_continues_across_runs(
             r = runner.invoke(app, ["ask", "--kb", dialogue.target, "--session", sid, "--json", question])
             assert r.exit_code == 0, r.output
             data = json.loads(r.stdout)
-            assert data["session_id"] == sid
+            assert data["session_id"] == sid and _named(data)
     finally:
         reset_settings_cache()
     assert data["standalone_question"] and dialogue.understood(data["standalone_question"]), data
@@ -235,3 +251,35 @@ def test_one_read_and_one_write_of_the_session_per_turn(
     assert answer.standalone_question and dialogue.understood(answer.standalone_question)
     held = store.load("", "counted")
     assert held is not None and held.user_texts() == [dialogue.first, dialogue.follow_up]
+
+
+FAQ_QUESTION = "这个知识库的维护人是谁？"
+FAQ_ANSWER = "由知问团队维护，问题请发邮件到 kb@example.com。"
+
+
+@pytest.mark.parametrize("dialogue", [d for d in DIALOGUES if d.target != "listings"], ids=lambda d: d.target)
+def test_an_faq_entry_answers_word_for_word_in_every_app(
+    http: TestClient, home: Settings, dialogue: Dialogue
+) -> None:
+    """#36: the KB the answerer answers from holds an FAQ entry; its own door gives it verbatim
+    (the listings app answers with listings, not text: it has no FAQ step)."""
+    from zhiwen.faq import FAQEntry
+    from zhiwen.kb import open_kb
+    from zhiwen.kb.faq import put_faq_entries
+
+    who = load_apps().ready(dialogue.target, HomeKBs(home))
+    kb = who.answerer.faq_kb(AskRequest(question=FAQ_QUESTION, kb=who.kb))
+    assert kb is not None
+    entry = FAQEntry.create(FAQ_QUESTION, FAQ_ANSWER, id=f"owner-{dialogue.target}")
+    put_faq_entries(open_kb(kb, settings=home), [entry], actor="")
+    if dialogue.target == "advisor":
+        events = _sse(http.post("/api/v1/chat", json={"message": FAQ_QUESTION, "session_id": "faq"}))
+        done, text = _done(events), "".join(e["text"] for e in events if e["type"] == "delta")
+    elif dialogue.target in APP_ROUTES:
+        done = http.post(APP_ROUTES[dialogue.target], json={"question": FAQ_QUESTION}).json()["data"]
+        text = done["answer"]
+    else:
+        done = http.post("/api/v1/qa", json={"kb": dialogue.target, "question": FAQ_QUESTION}).json()["data"]
+        text = done["answer"]
+    assert done["answer_type"] == "faq" and done["faq"]["entry_id"] == entry.id, done
+    assert text == FAQ_ANSWER

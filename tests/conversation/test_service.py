@@ -3,7 +3,7 @@ called once, the answer stamped, the client's history the truth (one reconcile).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,15 +16,22 @@ from zhiwen.config import LLMSettings, Settings
 from zhiwen.conversation import service
 from zhiwen.conversation.model import Standalone, user_questions
 from zhiwen.conversation.reconcile import agrees, reconcile
+from zhiwen.conversation.record import QuestionRecorder
 from zhiwen.conversation.request import AskRequest
 from zhiwen.conversation.store import ConversationMemory, Session
 from zhiwen.llm.base import ChatModel
+
+
+def _no_kb(name: str) -> Any:
+    raise AssertionError(f"the counter answers from no KB, yet {name} was opened")
 
 
 @dataclass
 class Ctx:
     settings: Settings
     llm: ChatModel | None = None
+    open_kb: Callable[[str], Any] = _no_kb
+    question_log: QuestionRecorder | None = None
 
 
 @dataclass
@@ -38,6 +45,17 @@ class Counter:
     @property
     def session_key(self) -> str:
         return self.key
+
+    @property
+    def app_name(self) -> str | None:
+        return self.key
+
+    @property
+    def default_kb(self) -> str | None:
+        return None
+
+    def faq_kb(self, request: AskRequest) -> str | None:
+        return None
 
     def resolve(self, request: AskRequest, state: Mapping[str, Any], ctx: Ctx) -> Standalone:
         self.resolved += 1

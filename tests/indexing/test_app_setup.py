@@ -20,7 +20,7 @@ from zhiwen.config import LLMSettings, Settings
 from zhiwen.documents import Chunk, Document
 from zhiwen.errors import IngestError, InvalidParameter
 from zhiwen.ingest.base import Corpus
-from zhiwen.kb import close_all, open_kb
+from zhiwen.kb import close_all, list_kbs, open_kb
 from zhiwen.kb.background import VectorFiller
 from zhiwen.kb.rates import KNOWN_EMBED_RATES, Rates
 
@@ -75,7 +75,7 @@ def test_returns_once_every_kb_answers_with_the_vectors_left_to_serve(settings: 
     )
     assert 'zhiwen demo_app ask "问题"' in text
     # what `zhiwen serve` does at start: its filler completes every KB of the home
-    filler = VectorFiller()
+    filler = VectorFiller(open_kb, list_kbs)
     try:
         filler.resume_all(settings)
         assert filler.wait_idle(timeout=60)
@@ -106,7 +106,7 @@ def test_a_text_only_kb_is_never_embedded_nor_its_queries(settings: Settings) ->
     assert kb.search_parents("法规第3条", top_k=2)
     with pytest.raises(InvalidParameter, match="只建了文本索引"):
         kb.search("法规", mode="dense")
-    filler = VectorFiller()  # `zhiwen serve` leaves it alone
+    filler = VectorFiller(open_kb, list_kbs)  # `zhiwen serve` leaves it alone
     try:
         filler.resume_all(settings)
         assert filler.wait_idle(timeout=60)

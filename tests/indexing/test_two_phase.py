@@ -18,7 +18,7 @@ from zhiwen.embed import EmbeddingCache, HashEmbedder, default_cache_dir, embed_
 from zhiwen.embed.batch import BatchWorker
 from zhiwen.errors import KnowledgeBaseBusy, StoreUnavailable
 from zhiwen.kb import list_kbs, open_kb
-from zhiwen.kb.background import vector_filler
+from zhiwen.kb.registry import vector_filler
 from zhiwen.kb.writer import kb_lock
 
 

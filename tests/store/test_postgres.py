@@ -556,6 +556,23 @@ def test_schema_2_kb_is_upgraded_to_3(open_pg) -> None:
 
 
 @needs_pg
+def test_a_schema_of_a_newer_release_is_refused_untouched(open_pg) -> None:
+    from zhiwen.versions import FormatTooNew
+
+    s = open_pg(name=f"tpg_v9_{uuid.uuid4().hex[:8]}")
+    s.upsert(_chunks(2), tokens=_tokens(2), vectors=_vec(3, 2))
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"UPDATE \"{s.schema}\".zw_meta SET value = '99' WHERE key = 'schema_version'")
+    s.close()
+    with pytest.raises(FormatTooNew) as err:
+        open_pg(name=s.kb)
+    assert "请升级 zhiwen" in err.value.message
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        q = f"SELECT value FROM \"{s.schema}\".zw_meta WHERE key = 'schema_version'"
+        assert conn.execute(q).fetchone()[0] == 99
+
+
+@needs_pg
 def test_deadline_bounds_every_statement(open_pg) -> None:
     from zhiwen.retry import deadline_scope
 

@@ -239,3 +239,19 @@ def test_pptx_tables_are_tables_on_their_slide(tmp_path: Path) -> None:
     rows = [c for c in chunks if "table" in c.metadata]
     assert [c.metadata["cells"] for c in rows] == [[["一季度", "120"]], [["二季度", "135"]]]
     assert rows[0].metadata["page"] == 1 and rows[0].text.startswith("汇报 · 季度销售额\n\n季度：一季度")
+
+
+def test_chrome_the_extractor_kept_on_some_pages_only_is_dropped_as_a_block() -> None:
+    from zhiwen.ingest.site import drop_repeated_lines
+
+    menu = "网站首页 | 招生政策 | 历年分数\n\n相关链接\n\n教育部阳光高考平台\n\n研究生招生网"
+    pages = [
+        ParsedFile(f"news-{n}.html", "html", blocks=[(None, f"{menu}\n\n新闻{n}的正文。")]) for n in range(3)
+    ]
+    pages += [
+        ParsedFile(f"score-{n}.html", "html", blocks=[(None, f"{n}年分数\n\n二、各专业录取分数")])
+        for n in range(4)
+    ]
+    drop_repeated_lines(pages)  # the menu is on 3 of 7 pages: under the share, but a block
+    assert [p.blocks[0][1].strip() for p in pages[:2]] == ["新闻0的正文。", "新闻1的正文。"]
+    assert "二、各专业录取分数" in pages[3].blocks[0][1]  # a heading on 4 of 7 pages, alone: kept

@@ -8,6 +8,12 @@ search hit (:meth:`Citation.from_hit`) or a document aggregated from its passage
 
 App-specific payload (a listing's requirements, the advisor's plan) rides in ``Answer.data``.
 
+Every answer also says which answer it is and how it was made, for the question log and the
+feedback on it (#37) and the FAQ (#36): ``answer_id`` (set once per answer by the conversation
+service, :func:`zhiwen.questionlog.new_answer_id`), ``answer_type`` (:data:`AnswerType`;
+:func:`answer_type_of` decides it when the answerer did not), ``faq`` (the entry answered word for
+word, :class:`FAQHit`) and ``suggestions`` (「您是不是想问：」 the near-miss FAQ questions).
+
 Example::
 
     >>> c = Citation(id="law#3", title="出境入境管理法", metadata={"page": 12})
@@ -20,7 +26,7 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -30,6 +36,11 @@ from zhiwen.documents import ParentHit, SearchHit
 SNIPPET_MAX_CHARS = 300
 #: the metadata a document's citation takes from its best passage (where the answer is)
 _PASSAGE_KEYS = ("page", "page_end", "section")
+
+#: how an answer was made: an FAQ entry word for word, written by the LLM, extracted from the
+#: sources without it, refused (the sources did not answer), or an answerer's own kind (a
+#: table's cell or SQL, a tool's result)
+AnswerType = Literal["faq", "generated", "extractive", "refused", "table", "tool"]
 
 
 class Citation(BaseModel):
@@ -130,6 +141,27 @@ def citation_label(title: str, page: int | None, page_end: int | None, fmt: str 
     return label + f"第{page}页"
 
 
+class FAQHit(BaseModel):
+    """The FAQ entry an answer gives word for word: the entry question that matched, the score."""
+
+    question: str = Field(description="匹配到的 FAQ 问题")
+    score: float = Field(description="匹配得分（0–1）")
+    entry_id: str = Field(description="FAQ 条目 ID")
+
+
+class AnswerFields(BaseModel):
+    """Which answer it is and how it was made: what every interface's answer schema carries next
+    to the text and the sources (REST data, an app route's data, the OpenAI ``zhiwen``
+    extension); filled from :meth:`Answer.identity_fields`."""
+
+    answer_id: str = Field("", description="回答编号：评价（POST /api/v1/feedback）与问答记录用它")
+    answer_type: AnswerType = Field(
+        "extractive", description="回答方式：faq、generated、extractive、refused、table、tool"
+    )
+    faq: FAQHit | None = Field(None, description="逐字给出的 FAQ 条目：匹配到的问题、得分、条目 ID")
+    suggestions: list[str] = Field(default_factory=list, description="您是不是想问：相近的 FAQ 问题")
+
+
 class Answer(BaseModel):
     """An answer: text, citations, how it was made, and the app's own payload.
 
@@ -139,7 +171,9 @@ class Answer(BaseModel):
     searched when the question followed a conversation (「理解为：…」; None: the question as asked).
     ``has_offline_note``: the text already says no LLM wrote it (set where that note is added: the
     answer stage's offline fallback, an app's own note), so an interface adds none of its own.
-    ``data`` holds the app's own fields.
+    ``data`` holds the app's own fields. ``answer_id``, ``answer_type``, ``faq`` and
+    ``suggestions``: see the module's docstring ("" / None until the conversation service stamps
+    the answer).
     """
 
     answer: str
@@ -153,10 +187,30 @@ class Answer(BaseModel):
     session_id: str | None = None
     standalone_question: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)  # app-specific fields (intent, plan …)
+    answer_id: str = ""
+    answer_type: AnswerType | None = None  # None: answer_type_of decides
+    faq: FAQHit | None = None
+    suggestions: list[str] = Field(default_factory=list)
+
+    @property
+    def kind(self) -> AnswerType:
+        """``answer_type``, or what :func:`answer_type_of` makes of the answer when unset."""
+        return answer_type_of(self)
+
+    def identity_fields(self) -> dict[str, Any]:
+        """What every interface carries next to the text and sources: the answer's id, type,
+        FAQ entry and near-miss suggestions."""
+        return {
+            "answer_id": self.answer_id,
+            "answer_type": self.kind,
+            "faq": None if self.faq is None else self.faq.model_dump(),
+            "suggestions": list(self.suggestions),
+        }
 
     def done_fields(self) -> dict[str, Any]:
         """The stream's closing ``done`` event: everything except the text and the sources."""
         fields: dict[str, Any] = {
+            **self.identity_fields(),
             "llm_used": self.llm_used,
             "extractive_reason": self.extractive_reason,
             "params": self.params,
@@ -170,3 +224,18 @@ class Answer(BaseModel):
         if self.standalone_question is not None:
             fields["standalone_question"] = self.standalone_question
         return {**fields, **self.data}
+
+
+def answer_type_of(answer: Answer) -> AnswerType:
+    """How ``answer`` was made: its own ``answer_type`` when the answerer set one; else refused
+    when its sources were judged not to answer, generated when the LLM wrote it, extractive when
+    it did not (the one decision every interface and the question log read)."""
+    if answer.answer_type is not None:
+        return answer.answer_type
+    if answer.faq is not None:
+        return "faq"
+    if answer.route == "table":
+        return "table"
+    if answer.answerable is False:
+        return "refused"
+    return "generated" if answer.llm_used else "extractive"

@@ -14,6 +14,7 @@ Routes of the engine:
 ``fastapi-offline`` package: no CDN, works offline) |
 
 | POST | ``/api/v1/qa`` | answers for any KB, by the KB's app or generic QA |
+| POST | ``/api/v1/feedback`` | 👍/👎 on an answer by its ``answer_id`` (the question log) |
 | GET/POST | ``/v1/models`` , ``/v1/chat/completions`` , ``/v1/embeddings`` | OpenAI-compatible front door |
 
 Apps add theirs: every app in the registry (:mod:`zhiwen.appkit.registry`) with a ``router()``
@@ -34,7 +35,8 @@ admission (one deadline per request, bounded queues → 503 + ``Retry-After``, w
 
 What runs behind the routes is the app's own lifespan (:mod:`zhiwen.api.background`): the upload
 worker of its :class:`~zhiwen.uploads.UploadService` and the vector filler, as ``background``
-asks (``zhiwen serve`` asks for both).
+asks (``zhiwen serve`` asks for both), and the home's question log
+(:class:`~zhiwen.questionlog.QuestionLog`, ``app.state.question_log``), closed at shutdown.
 
 Example::
 
@@ -60,13 +62,29 @@ from zhiwen.api.background import Background, app_lifespan
 from zhiwen.api.handlers import install_exception_handlers
 from zhiwen.api.hygiene import InputHygieneMiddleware
 from zhiwen.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
-from zhiwen.api.routes import admin, documents, health, kbs, portable, qa, search, ui
+from zhiwen.api.routes import (
+    admin,
+    chunks,
+    documents,
+    faq,
+    feedback,
+    health,
+    kbs,
+    portable,
+    qa,
+    questions,
+    search,
+    sync,
+    ui,
+    words,
+)
 from zhiwen.api.security import SECURITY_RESPONSES, SiteGuardMiddleware
 from zhiwen.appkit.registry import AppRegistry, load_apps
 from zhiwen.config import Settings, get_settings
 from zhiwen.config.runtime import DynamicSettingsService
 from zhiwen.httpkit.deps import KBRegistry, get_access, require_app_kbs
 from zhiwen.httpkit.envelope import ERROR_RESPONSES
+from zhiwen.questionlog import open_question_log
 from zhiwen.resilience import configure_resilience
 from zhiwen.uploads import UploadService
 
@@ -104,6 +122,8 @@ def create_app(
     app.state.dynamic_settings = DynamicSettingsService(settings)
     app.state.apps = registry
     app.state.uploads = UploadService(settings)  # its queue opens on first use
+    # the home's question log: opened here (its store on first record), closed by the lifespan
+    app.state.question_log = open_question_log(settings)
 
     install_exception_handlers(app)
     # added first = innermost: admission holds a slot only for requests that passed every check
@@ -120,7 +140,7 @@ def create_app(
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.api.cors_origins,
-            allow_methods=["GET", "POST", "PUT", "DELETE"],
+            allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
             allow_headers=["*"],
         )
     # outside CORS: a foreign Host or a cross-site write is refused before anything else runs
@@ -143,10 +163,16 @@ def _include_routers(app: FastAPI, registry: AppRegistry | None) -> None:
     engine = (
         health.metrics_router,
         kbs.router,
-        portable.router,
+        portable.router,  # KB export / import
         documents.router,
         search.router,
         qa.router,
+        feedback.router,
+        chunks.router,  # owners: chunks, the change log
+        words.router,  # owners: dictionary, synonyms
+        faq.router,  # owners: FAQ entries
+        questions.router,  # owners: the question log, numbers
+        sync.router,  # a KB's sources: sync status, start one
         admin.router,
     )
     for router in engine:

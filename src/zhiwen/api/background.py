@@ -11,7 +11,9 @@ LLM client and the offline answerer up, and — as its :class:`Background` says 
 
 ``zhiwen serve`` asks for both (:meth:`Background.server`); an app built without them (tests,
 an embedding app) queues uploads and serves documents, but indexes nothing in the background.
-The routes reach the service through :func:`get_uploads`.
+The routes reach the service through :func:`get_uploads`. The home's question log
+(``app.state.question_log``, opened by ``create_app``) is closed when the app stops: what was
+recorded is written before the process goes.
 
 Example::
 
@@ -33,6 +35,7 @@ from fastapi import FastAPI, Request
 
 from zhiwen.config import Settings
 from zhiwen.config.runtime import DynamicSettingsService
+from zhiwen.sync.service import running_syncs
 from zhiwen.uploads import UploadService
 
 log = logging.getLogger(__name__)
@@ -46,12 +49,13 @@ class Background:
 
     uploads: bool = False  # the upload worker (resume at start, stop after the file in hand)
     vectors: bool = False  # the vector filler (every KB's missing vectors)
+    sync: bool = False  # the sync schedule (KBs with a sync_interval, zhiwen.sync.service)
     on_stopped: Callable[[], None] | None = None
 
     @classmethod
     def server(cls, on_stopped: Callable[[], None] | None = None) -> Background:
         """Everything a server runs (``zhiwen serve``, ``zhiwen demo``)."""
-        return cls(uploads=True, vectors=True, on_stopped=on_stopped)
+        return cls(uploads=True, vectors=True, sync=True, on_stopped=on_stopped)
 
 
 def get_uploads(request: Request) -> UploadService:
@@ -73,10 +77,11 @@ def app_lifespan(settings: Settings, background: Background) -> Lifespan:
             target=_warm_up, args=(settings, runtime), name="zhiwen-warm-up", daemon=True
         ).start()
         try:
-            with _filling_vectors(settings, background.vectors):
+            with _filling_vectors(settings, background.vectors), running_syncs(settings, background.sync):
                 async with _running_uploads(app.state.uploads, background.uploads):
                     yield
         finally:
+            await anyio.to_thread.run_sync(app.state.question_log.close)  # writes what is queued
             if background.on_stopped is not None:
                 background.on_stopped()
 
@@ -108,7 +113,7 @@ def _filling_vectors(settings: Settings, enabled: bool) -> Iterator[None]:
     if not enabled:
         yield
         return
-    from zhiwen.kb.background import vector_filler
+    from zhiwen.kb.registry import vector_filler
 
     filler = vector_filler()
     try:

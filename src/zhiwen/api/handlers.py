@@ -90,6 +90,8 @@ async def zhiwen_error_handler(request: Request, exc: Exception) -> JSONResponse
         data["detail"] = exc.detail
     if exc.data is not None:
         data["extra"] = jsonable_encoder(exc.data)
+        if isinstance(exc.data, dict) and "errors" in exc.data:  # bad rows: where a 422's field errors are
+            data["errors"] = data["extra"]["errors"]
     headers = dict(exc.headers)  # e.g. Retry-After of a 503
     if exc.http_status == 401:
         headers["WWW-Authenticate"] = "Bearer"

@@ -73,6 +73,8 @@ class _Parts:
         self.target: SpoolFile | None = None
         self.is_field = False
         self.field_bytes = 0
+        self.field_name = ""
+        self.field_value = bytearray()  # a form field's value: small (MAX_FIELD_BYTES), kept in memory
         self.files = self.fields = 0
         self.pending: list[tuple[SpoolFile, bytes]] = []  # written off the event loop by flush()
         self.ended: list[SpoolFile] = []
@@ -92,6 +94,7 @@ class _Parts:
 
     def on_part_begin(self) -> None:
         self.headers, self.target, self.is_field, self.field_bytes = {}, None, False, 0
+        self.field_name, self.field_value = "", bytearray()
 
     def on_header_field(self, data: bytes, start: int, end: int) -> None:
         self.header[0] += data[start:end]
@@ -110,6 +113,7 @@ class _Parts:
         if b"filename" not in options:
             self.fields += 1
             self.is_field = True
+            self.field_name = self._decode(options[b"name"])
             if self.fields > MAX_FIELDS:
                 raise _malformed(f"表单字段过多（最多 {MAX_FIELDS} 个）")
             return
@@ -126,11 +130,14 @@ class _Parts:
             self.field_bytes += end - start
             if self.field_bytes > MAX_FIELD_BYTES:
                 raise _malformed(f"表单字段过长（上限 {MAX_FIELD_BYTES // 1024} KB）")
+            self.field_value += data[start:end]
         # a file under another field name is read past, never written
 
     def on_part_end(self) -> None:
         if self.target is not None:
             self.ended.append(self.target)
+        elif self.is_field:  # e.g. format=faq: what the upload is
+            self.slot.form[self.field_name] = self._decode(bytes(self.field_value)).strip()
 
     def on_end(self) -> None:
         self.complete = True

@@ -48,6 +48,7 @@ from zhiwen.answer.model import Answer, Citation
 from zhiwen.config import Settings
 from zhiwen.conversation import service as conversation
 from zhiwen.conversation.model import Standalone
+from zhiwen.conversation.record import QuestionRecorder
 from zhiwen.conversation.request import AskRequest
 
 if TYPE_CHECKING:
@@ -103,7 +104,9 @@ class AppContext:
     """What an app gets for every call: settings, the retrieval pipeline, the LLM, KBs.
 
     ``pipeline`` reads the runtime settings at each search, so an admin change applies to the
-    next question everywhere. ``llm`` is ``None`` when no LLM is configured.
+    next question everywhere. ``llm`` is ``None`` when no LLM is configured. ``question_log``:
+    where the conversation service records each answered question (the server's or the CLI
+    process's :class:`~zhiwen.questionlog.QuestionLog`; None: not recorded).
     """
 
     settings: Settings
@@ -111,6 +114,7 @@ class AppContext:
     llm: ChatModel | None
     open_kb: Callable[[str], KnowledgeBase]
     extras: dict[str, Any] = field(default_factory=dict)
+    question_log: QuestionRecorder | None = None
 
     def __setattr__(self, name: str, value: Any) -> None:
         # a context serves one request or command: each KB is opened once in it, however many
@@ -207,6 +211,12 @@ class BaseApp:
         no state. An app that carries its own (constraints, facts) reads ``state`` and returns
         the new one in ``Standalone.state``."""
         return conversation.condensed(request.history, request.question, ctx, self.vocabulary(request, ctx))
+
+    def faq_kb(self, request: AskRequest) -> str | None:
+        """The KB whose FAQ entries answer this app's questions word for word (the conversation
+        service's FAQ step): the KB asked, else the app's first. None: the app's answers are not
+        text an FAQ could stand in for (a listing search)."""
+        return request.kb or self.default_kb
 
     def answer(self, request: AskRequest, question: Standalone, ctx: AppContext) -> Answer:
         """The answer to ``question`` (the turn's question as :meth:`resolve` read it)."""

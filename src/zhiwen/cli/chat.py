@@ -2,8 +2,10 @@
 
 TARGET is an app (``recipes``, ``policy`` …) or a knowledge base; every question is answered in
 the conversation so far, so a follow-up (「它在哪个校区？」「那糖醋排骨呢？」) is understood, and the
-understood question is shown (「理解为：…」). ``/new`` starts a new conversation, ``/exit`` (or
-Ctrl-D) leaves. (``zhiwen ask --session ID`` keeps a conversation across separate runs.)
+understood question is shown (「理解为：…」), and each answer's id (「回答编号：…」, for
+``zhiwen feedback``), FAQ badge and 「您是不是想问：」 suggestions, as ``zhiwen ask`` shows
+them. ``/new`` starts a new conversation, ``/exit`` (or Ctrl-D) leaves. (``zhiwen ask
+--session ID`` keeps a conversation across separate runs.)
 
 Example::
 
@@ -23,9 +25,9 @@ import typer
 
 from zhiwen.appkit import AskRequest, BaseApp
 from zhiwen.appkit.app import AppContext
-from zhiwen.appkit.context import build_context
 from zhiwen.appkit.registry import HomeKBs, load_apps
-from zhiwen.clikit.console import console, print_app_answer, print_understood, run_cli
+from zhiwen.cli.ask import logged_context, show_answer
+from zhiwen.clikit.console import console, print_understood, run_cli
 from zhiwen.conversation import service as conversation
 from zhiwen.errors import InvalidParameter, ZhiwenError
 from zhiwen.resilience.text import require_clean_text
@@ -50,8 +52,7 @@ class Chat:
         request = AskRequest(question=question, kb=self.kb, history=list(self.history))
         answer = conversation.ask(self.answerer, request, self.ctx)
         print_understood(question, answer)
-        if not self.answerer.render(answer):
-            print_app_answer(answer)
+        show_answer(self.answerer, answer)
         self.history += [
             {"role": "user", "content": question},
             {"role": "assistant", "content": answer.answer},
@@ -105,6 +106,6 @@ def register(app: typer.Typer) -> None:
         kb: str | None = typer.Option(None, "--kb", help="知识库名称（与应用名二选一）"),
     ) -> None:
         """在终端里多轮对话：追问会结合前面的问答理解（/new 新对话，/exit 退出）。"""
-        ctx = build_context()
-        answerer, kb_name = _target(target, kb, ctx)
-        _loop(Chat(answerer, ctx, kb_name))
+        with logged_context() as ctx:  # every answer recorded in the home's question log
+            answerer, kb_name = _target(target, kb, ctx)
+            _loop(Chat(answerer, ctx, kb_name))

@@ -31,6 +31,7 @@ Example::
     zhiwen index --kb cmrc --format beir --no-wait --dense skip ../shared/data/cmrc2018_retrieval
     zhiwen index --kb homes --format lianjia -o city=上海 ../shared/data/lianjia_ershoufang
     zhiwen index --kb faq --format csv --option text_fields=answer --option title_field=question faq.csv
+    zhiwen index --kb shop --format faq faq.xlsx        # FAQ entries answered word for word (all or nothing)
     zhiwen kb list
     zhiwen kb info recipes
     zhiwen kb delete recipes --yes
@@ -56,6 +57,7 @@ from zhiwen.clikit.console import console, parse_options, print_json, run_cli
 from zhiwen.clikit.view import fit, kv_table
 from zhiwen.errors import IngestError, InvalidParameter
 from zhiwen.kb.interrupt import interruptible
+from zhiwen.sync.sources import remember_folder
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +158,9 @@ def index_command(
         raise InvalidParameter(
             f"bad --dense {dense!r}", message=f"--dense 取值无效：{dense}（可选 foreground、skip）"
         )
+    if (fmt or "").strip().lower() == FAQ_FORMAT:
+        _index_faq(path, kb, embedder, as_json)
+        return
     run = IndexRun(kb, embedder, prune=not no_prune, wait=not no_wait, dense=dense, progress=show_progress)
     with interruptible():
         key = _document_format(fmt, path)
@@ -180,6 +185,29 @@ def index_command(
         print_json(summary)
         return
     run.print_table(report)
+
+
+# -- FAQ entries ------------------------------------------------------------------------------------
+FAQ_FORMAT = "faq"
+
+
+def _index_faq(path: Path, name: str, embedder: str | None, as_json: bool) -> None:
+    """FAQ entries from one file into KB ``name`` (made when missing, removed again when the file
+    is refused): all or nothing, every bad row named (:mod:`zhiwen.owner.faq`)."""
+    from zhiwen.cli.kb_faq import import_faq_file, print_put
+    from zhiwen.kb import delete_kb, list_kbs, open_kb
+
+    if not path.is_file():
+        raise IngestError(f"not a file: {path}", message=f"导入失败：FAQ 文件不存在：{path}")
+    existed = name in list_kbs()
+    kb = open_kb(name, create=True, embedder=embedder)
+    try:
+        put = import_faq_file(kb, path)
+    except BaseException:
+        if not existed:
+            delete_kb(name)
+        raise
+    print_put(put, path.name, as_json)
 
 
 # -- any folder of documents ----------------------------------------------------------------------
@@ -249,6 +277,7 @@ def _index_documents(
     overlap = settings.retrieval.chunk_overlap_chars
     docs, chunks = file_documents(results, max_chars=max_chars, overlap=overlap)
     report = run.index(docs, chunks, {})
+    remember_folder(run.kb, path)  # a source of the KB: `zhiwen sync` re-reads what changed
     report.warnings[:0] = [w for r in ok for w in r.warnings]
     summary = run.summary(report, fmt)
     summary["files"] = {"ok": len(ok), "failed": len(failed), "skipped": len(skipped)}
@@ -361,7 +390,10 @@ def info_rows(info: dict[str, Any]) -> list[tuple[str, Any]]:
     return rows
 
 
-kb_app = typer.Typer(help="管理知识库：list、info、delete、export、import", no_args_is_help=True)
+kb_app = typer.Typer(
+    help="管理知识库：list、info、delete；段落、修改记录、FAQ、词典、同义词；提问记录与统计；export、import",
+    no_args_is_help=True,
+)
 
 
 @kb_app.command("list")
@@ -424,9 +456,10 @@ def kb_delete(
     name: str = typer.Argument(..., metavar="知识库", help="知识库名称"),
     yes: bool = typer.Option(False, "--yes", "-y", help="不再确认"),
 ) -> None:
-    """删除知识库（目录及其索引）。"""
+    """删除知识库（目录、索引及其提问记录）。"""
     from zhiwen.config import get_settings
     from zhiwen.kb import list_kbs
+    from zhiwen.questionlog import open_question_log
     from zhiwen.uploads import UploadService
 
     settings = get_settings()
@@ -441,6 +474,8 @@ def kb_delete(
     # an upload job of the KB is unfinished, or while an import writes it
     with UploadService(settings) as uploads:
         uploads.delete_kb(name)
+    with open_question_log(settings) as question_log:  # its questions and ratings go with it
+        question_log.delete_kb(name)
     console.print(f"已删除知识库「{name}」")
 
 

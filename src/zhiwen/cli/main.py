@@ -22,6 +22,9 @@ app = typer.Typer(
 # registry): a broken app stops the CLI with its name and the error, never silently.
 _COMMAND_MODULES = (
     "zhiwen.cli.index",  # index, kb list/info/delete
+    "zhiwen.cli.kb_curation",  # kb chunks/chunk/changes/undo/synonyms/dictionary
+    "zhiwen.cli.kb_faq",  # kb faq
+    "zhiwen.cli.kb_questions",  # kb questions/stats
     "zhiwen.cli.portable",  # kb export/import, backup, restore
     "zhiwen.cli.search",  # search
     "zhiwen.cli.eval",  # eval
@@ -29,7 +32,10 @@ _COMMAND_MODULES = (
     "zhiwen.cli.serve",  # serve, demo
     "zhiwen.cli.ask",  # ask (dispatches to the KB's app)
     "zhiwen.cli.chat",  # chat (a conversation in the terminal)
+    "zhiwen.cli.feedback",  # feedback (rate an answer by its id)
     "zhiwen.cli.apps",  # apps, and every app's own group (zhiwen <app> …)
+    "zhiwen.cli.migrate",  # migrate (every file of a home to this release's formats)
+    "zhiwen.cli.sync",  # sync (a KB's remembered sources, only what changed)
 )
 
 for _name in _COMMAND_MODULES:

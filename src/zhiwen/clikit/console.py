@@ -32,6 +32,7 @@ from rich.markdown import Markdown
 from rich.markup import escape
 
 from zhiwen.answer.model import Answer
+from zhiwen.clikit.tables import answer_table_view
 from zhiwen.clikit.view import how_answered, sources_table
 from zhiwen.config import read_setting
 from zhiwen.documents import Chunk, Document, ParentHit, SearchHit
@@ -245,6 +246,9 @@ def print_app_answer(answer: Answer, *, json_output: bool = False) -> None:
         return
     # answers are markdown (lead, 相关段落, lists, tables, fenced code): rendered, not flattened
     console.print(Markdown(answer.answer, code_theme="ansi_dark", hyperlinks=False))
+    table = answer_table_view(answer, console)
+    if table is not None:
+        console.print(table)
     console.print()
     verdict = "" if answer.answerable is not False else " · [yellow]知识库中没有相关内容[/]"
     console.print(f"[dim]{escape(how_answered(answer))}[/]{verdict}")

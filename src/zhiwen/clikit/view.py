@@ -16,6 +16,8 @@ Example::
     console.print(fit(table, console))            # a table when it fits, records when not
     console.print(sources_table(answer.citations))  # file, page and section of each source
     how_answered(answer)                          # '回答方式：摘录（未配置大模型）'
+    for line in answer_notes(answer):             # FAQ badge, 您是不是想问：, 回答编号：…
+        console.print(line)
 """
 
 from __future__ import annotations
@@ -70,9 +72,31 @@ def reason_text(code: str | None) -> str:
 
 def how_answered(answer: Answer) -> str:
     """「路由：通用问答 · 回答方式：摘录（未配置大模型）」 (plain text, no markup)."""
+    if answer.kind == "faq":
+        return "回答方式：FAQ 标准答案（逐字给出，未使用大模型）"
     how = "大模型生成" if answer.llm_used else f"摘录（{reason_text(answer.extractive_reason)}）"
     route = ROUTES.get(answer.route or "")
     return (f"路由：{route} · " if route else "") + f"回答方式：{how}"
+
+
+def answer_notes(answer: Answer) -> list[str]:
+    """Rich markup lines under an answer, in every app's view: the 「FAQ」 badge with the entry's
+    question, 「您是不是想问：」 with the near-miss FAQ questions, and 「回答编号：…」 (what
+    ``zhiwen feedback`` rates)."""
+    lines: list[str] = []
+    if answer.faq is not None:
+        lines.append(
+            f"[bold black on green] FAQ [/] [green]{escape(answer.faq.question)}[/]"
+            f" [dim]（匹配度 {answer.faq.score:.2f}）[/]"
+        )
+    if answer.suggestions:
+        lines.append("[bold]您是不是想问：[/]")
+        lines.extend(f"  · {escape(q)}" for q in answer.suggestions)
+    if answer.answer_id:
+        lines.append(
+            f"[dim]回答编号：{answer.answer_id}（评价：zhiwen feedback {answer.answer_id} up|down）[/]"
+        )
+    return lines
 
 
 # -- tables ------------------------------------------------------------------------------------

@@ -37,10 +37,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from zhiwen.config import AdaptiveSettings, RerankKnobs, RetrievalKnobs, Settings
 from zhiwen.errors import StoreUnavailable
 from zhiwen.fsutil import atomic_write_json, disk_problem
+from zhiwen.versions import check_document, current
 
 log = logging.getLogger(__name__)
 
 FILENAME = "dynamic_settings.json"
+VERSION_KEY = "format_version"  # the file's layout, beside the sections (zhiwen.versions)
 
 _STRICT = ConfigDict(extra="forbid", strict=True)
 
@@ -137,6 +139,9 @@ class DynamicSettingsService:
             if stamp is not None:
                 try:
                     raw = json.loads(self.path.read_text(encoding="utf-8"))
+                    if isinstance(raw, dict):  # an older layout migrated, a newer one refused
+                        raw = check_document(raw, "home-settings", self.path)
+                        raw.pop(VERSION_KEY, None)
                     overrides = self._clean(raw)
                 except (OSError, ValueError) as exc:
                     log.warning("ignoring unreadable %s: %s", self.path, exc)
@@ -211,7 +216,8 @@ class DynamicSettingsService:
         """Replace the overrides file atomically; a disk fault leaves the old one in place."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_json(self.path, overrides, sort_keys=True)
+            versioned = {VERSION_KEY: current("home-settings"), **overrides}
+            atomic_write_json(self.path, versioned, sort_keys=True)
         except OSError as exc:
             reason = disk_problem(exc)
             log.warning("cannot save runtime settings to %s: %s", self.path, exc)

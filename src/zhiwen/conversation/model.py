@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: how the standalone question was made
-Method = str  # "unchanged" | "substitution" | "anaphora" | "generic" | "part" | "subject" | "llm"
+Method = str  # "unchanged" | "slot" | "substitution" | "anaphora" | "generic" | "part" | "subject" | "llm"
 
 
 @dataclass(frozen=True, slots=True)

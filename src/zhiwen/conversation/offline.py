@@ -1,8 +1,11 @@
 """The offline condenser: a follow-up question made standalone by rules, no model.
 
-Three rules, tried in order on the question; the first that applies wins, and a question none
+Rules, tried in order on the question; the first that applies wins, and a question none
 applies to passes unchanged (a standalone question is never touched):
 
+0. **slot**: 「那2022年呢」「历史类的呢」 — a follow-up that only changes a year or a word of a kind
+   (…类, …省, …专业: :mod:`~zhiwen.conversation.slots`) asks the previous question again with
+   that part changed: 「2021年四川省物理类金融学类最低分」 → 「2022年四川省物理类金融学类最低分」.
 1. **substitution** (ellipsis): 「那西班牙呢？」 — a short question that names a new entity and ends
    in 呢/怎么样 takes the previous question and puts the new entity in the slot of the old one of
    the same kind (or of the topic): 「中国公民去泰国需要签证吗」 → 「中国公民去西班牙需要签证吗」.
@@ -49,6 +52,7 @@ import rjieba
 
 from zhiwen.answer.scoring import term_weight
 from zhiwen.conversation.model import Standalone, message_text
+from zhiwen.conversation.slots import slot_followup
 from zhiwen.conversation.vocabulary import SIBLING, TITLE, Mention, Vocabulary
 
 #: a question longer than this (in letters and characters) is taken to name its own subject
@@ -158,6 +162,18 @@ class OfflineCondenser:
         return state
 
     # -- the rules ------------------------------------------------------------------------------
+    def _slot(self, state: _State, question: str) -> Standalone | None:
+        """「那2022年呢」「历史类的呢」: the previous question with one slot changed
+        (:mod:`~zhiwen.conversation.slots`); a follow-up naming an entity of the vocabulary is
+        the substitution rule's (it knows which entity it replaces)."""
+        if state.question is None or self.vocabulary.find(question):
+            return None
+        found = slot_followup(state.question, question)
+        if found is None:
+            return None
+        rewritten, old = found
+        return Standalone(rewritten, question, "slot", topic=state.topic, replaced=old)
+
     def _substitution(self, state: _State, question: str) -> Standalone | None:
         match = _ELLIPSIS.match(question.strip())
         if match is None or state.question is None:
@@ -283,7 +299,7 @@ class OfflineCondenser:
         return any(names_something(w) for w in rjieba.cut(_PUNCT.sub(" ", question)))
 
     def _resolve(self, state: _State, question: str) -> Standalone | None:
-        for rule in (self._substitution, self._anaphora, self._part, self._subject):
+        for rule in (self._slot, self._substitution, self._anaphora, self._part, self._subject):
             found = rule(state, question)
             if found is not None:
                 return found
@@ -344,4 +360,3 @@ def _noun_tags() -> frozenset[str]:
 
 def _is_noun(word: str) -> bool:
     return word in _noun_tags()
-

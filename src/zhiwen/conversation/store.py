@@ -40,13 +40,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from zhiwen.versions import check_sqlite, current
+
 DEFAULT_MAX_SESSIONS = 1000
 DEFAULT_TTL_S = 7 * 24 * 3600.0
 DEFAULT_MAX_TURNS = 20
 #: seconds between two sweeps of expired sessions
 SWEEP_EVERY_S = 60.0
 #: the file's layout: 1 = every answerer's state inside its session's row
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = current("sessions")
 #: the rows the advisor kept apart before layout 1, and the key its state is kept under now
 ADVISOR_PREFIX, ADVISOR_KEY = "advisor/", "advisor"
 
@@ -113,9 +115,9 @@ class ConversationMemory:
         path.parent.mkdir(parents=True, exist_ok=True)
         db = self._connect()
         db.execute("PRAGMA journal_mode=WAL")  # persistent: readers never wait for a writer
-        db.execute(_SCHEMA)
         with self._lock:
-            self._transaction(db, migrate)
+            check_sqlite(db, "sessions", path)  # layout 0 → 1 runs :func:`migrate`
+        db.execute(_SCHEMA)
 
     def _connect(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)  # thread-local: unset at first

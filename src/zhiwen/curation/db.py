@@ -46,9 +46,10 @@ import numpy as np
 from zhiwen.curation.model import Change, Overlay
 from zhiwen.documents import Document
 from zhiwen.errors import StoreUnavailable
+from zhiwen.versions import check_sqlite, current
 
 DB_NAME = "curation.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = current("curation")  # PRAGMA user_version, checked by zhiwen.versions
 _BATCH = 500
 
 _SCHEMA = """
@@ -201,11 +202,8 @@ class CurationDB:
                 conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
+                check_sqlite(conn, "curation", self.path)
                 conn.executescript(_SCHEMA)
-                conn.execute(
-                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
-                    (str(SCHEMA_VERSION),),
-                )
                 self._conn = conn
             return self._conn
 

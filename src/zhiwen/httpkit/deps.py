@@ -9,6 +9,8 @@
 * :func:`app_dependency` — an app's routes get their app; :func:`app_set_up` also refuses (404,
   naming the setup command) while a KB the app requires is not built.
 * :func:`get_kb` — dependency for routes with a ``{kb}`` path (or ``?kb=`` query) parameter.
+* :func:`get_question_log` — the home's :class:`~zhiwen.questionlog.QuestionLog` (opened by the
+  app factory, closed by its lifespan): every answer is recorded in it, feedback rated in it.
 * :func:`get_access` — who calls and what they may do (:class:`~.auth.Access`, the rule in
   :mod:`.auth`): the one authentication dependency, applied to every router but ``/healthz`` and
   the web UI. A route that names a KB asks ``access.require_kb(kb, write=…)`` (403 / 3012), or
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
     from zhiwen.appkit.registry import AppRegistry
     from zhiwen.config.runtime import DynamicSettingsService
     from zhiwen.kb import KnowledgeBase
+    from zhiwen.questionlog import QuestionLog
     from zhiwen.retrieve.pipeline import RetrievalPipeline
 
 class KBRegistry(HomeKBs):
@@ -169,6 +172,17 @@ def app_set_up(name: str) -> Callable[[Request], BaseApp]:
     return the_app
 
 
+def get_question_log(request: Request) -> QuestionLog:
+    """The home's question log (``app.state.question_log``, opened by ``create_app``); a router
+    mounted on its own (a test's bare FastAPI) gets one opened on first use."""
+    question_log: QuestionLog | None = getattr(request.app.state, "question_log", None)
+    if question_log is None:
+        from zhiwen.questionlog import open_question_log
+
+        question_log = request.app.state.question_log = open_question_log(get_settings_dep(request))
+    return question_log
+
+
 def get_pipeline(request: Request) -> RetrievalPipeline:
     """The server's one :class:`RetrievalPipeline`, over the runtime settings (tests override it)."""
     pipeline = getattr(request.app.state, "pipeline", None)
@@ -243,11 +257,13 @@ def get_app_context(
     pipeline: RetrievalPipeline = Depends(get_pipeline),
     access: Access = Depends(get_access),
 ) -> AppContext:
-    """What an app answers with in this request: settings, the pipeline, the LLM, and the KBs
-    the caller may read (any other → 403, also for a KB an app opens on its own)."""
+    """What an app answers with in this request: settings, the pipeline, the LLM, the KBs the
+    caller may read (any other → 403, also for a KB an app opens on its own), and the home's
+    question log."""
     from zhiwen.appkit.context import build_context
 
     registry = get_kb_registry(request)
     ctx = build_context(get_settings_dep(request), pipeline=pipeline, setup_hints=registry.setup_hints)
     ctx.open_kb = access.guard(registry.get)
+    ctx.question_log = get_question_log(request)  # every answer of this request is recorded
     return ctx

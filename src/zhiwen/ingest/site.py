@@ -5,7 +5,9 @@ or the page's name plus the site's (「2021年甘肃省录取分数线 - 阳光�
 one import (a folder), a title — or a part of a title between separators — that several pages
 share is the site's: it is taken off, and a page left without a title takes its own first
 heading (or its first table's caption). Likewise a line (a navigation menu, a header, a footer)
-that most pages of the import repeat is not indexed.
+that most pages of the import repeat is not indexed, nor lines that come as a block (three or
+more on exactly the same pages, three pages at least): the chrome the content extractor kept on
+some pages and dropped on others.
 
 Example::
 
@@ -28,6 +30,8 @@ from zhiwen.ingest.model import ParsedFile, TablePlace
 MIN_PAGES = 3
 #: the share of the import's pages a line must appear on to be the site's chrome
 REPEATED_SHARE = 0.6
+#: lines repeated together on the same pages that make a block of the site's chrome
+BLOCK_LINES = 3
 _SEPARATORS = re.compile(r"\s*(?:[|｜_–—·•]|\s-\s|-{2,})\s*")
 
 
@@ -58,17 +62,30 @@ def drop_repeated_lines(pages: Sequence[ParsedFile]) -> int:
     """Remove from ``pages`` the lines most of them repeat (outside tables); returns how many."""
     if len(pages) < MIN_PAGES:
         return 0
-    counts: Counter[str] = Counter()
-    for page in pages:
-        counts.update({_line_key(line) for text in _free_texts(page) for line in text.splitlines()} - {""})
+    keys = [
+        {_line_key(line) for text in _free_texts(page) for line in text.splitlines()} - {""} for page in pages
+    ]
+    counts: Counter[str] = Counter(key for page_keys in keys for key in page_keys)
     need = max(MIN_PAGES, REPEATED_SHARE * len(pages))
-    repeated = {key for key, n in counts.items() if n >= need}
+    repeated = {key for key, n in counts.items() if n >= need} | _chrome_blocks(keys, counts)
     if not repeated:
         return 0
     removed = 0
     for page in pages:
         removed += _drop_lines(page, repeated)
     return removed
+
+
+def _chrome_blocks(keys: Sequence[set[str]], counts: Counter[str]) -> set[str]:
+    """Lines that come as a block (at least :data:`BLOCK_LINES` of them on exactly the same
+    pages, at least :data:`MIN_PAGES` pages): a menu, a link list, a footer that the content
+    extractor kept on some pages of the site and dropped on others (a page of big tables)."""
+    pages_of: dict[str, frozenset[int]] = {}
+    for key, n in counts.items():
+        if n >= MIN_PAGES:
+            pages_of[key] = frozenset(i for i, page_keys in enumerate(keys) if key in page_keys)
+    blocks = Counter(pages_of.values())
+    return {key for key, on in pages_of.items() if blocks[on] >= BLOCK_LINES}
 
 
 def _segments(page: ParsedFile, block: int) -> list[tuple[str, TablePlace | None]]:

@@ -7,9 +7,13 @@ killed). The queue holds each KB once, so it stays as small as the number of KBs
 another process is filling is retried a little later; shutdown stops the worker between two
 batches (what was committed stays).
 
+The filler reopens a KB by name before each fill (another process may have replaced its instance
+meanwhile), so it is given the registry's ``open_kb`` and ``list_kbs``; the process's one filler
+is :func:`zhiwen.kb.registry.vector_filler`, which also stops a KB's fill before deleting it.
+
 Example::
 
-    filler = vector_filler()
+    filler = vector_filler()              # from zhiwen.kb.registry
     filler.resume_all(settings)           # every KB of the home with missing vectors
     filler.submit(kb)                     # after an upload
     filler.wait_idle(timeout=60)          # tests and benchmarks
@@ -21,13 +25,11 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from zhiwen.config import Settings
 from zhiwen.errors import StoreUnavailable, ZhiwenError
-
-if TYPE_CHECKING:
-    from zhiwen.kb.knowledge_base import KnowledgeBase
+from zhiwen.kb.dense import FillReport
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +40,53 @@ _REOPEN_TRIES = 3  # the KB instance was replaced (kb.json rewritten elsewhere) 
 BACKGROUND_BATCH = 8
 
 
+class FillableKB(Protocol):
+    """What the filler needs of a KB (:class:`~zhiwen.kb.knowledge_base.KnowledgeBase` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def lexical_first(self) -> bool: ...
+
+    @property
+    def vectors_enabled(self) -> bool: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    def fill_vectors(
+        self, *, wait: bool = True, cancel: threading.Event | None = None, batch_size: int | None = None
+    ) -> FillReport:
+        """Embed what the store is missing; ``busy`` when another process fills it."""
+        ...
+
+    def build_vector_index(self) -> None:
+        """Ask the store to build its vector index in the background."""
+        ...
+
+
+class KBOpener(Protocol):
+    """Opens KB ``name`` of a home: the shared instance as it is now (``registry.open_kb``)."""
+
+    def __call__(self, name: str, *, settings: Settings) -> FillableKB: ...
+
+
+class KBLister(Protocol):
+    """The names of a home's KBs (``registry.list_kbs``)."""
+
+    def __call__(self, settings: Settings) -> list[str]: ...
+
+
 class VectorFiller:
     """One daemon worker that fills the missing vectors of queued KBs (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, open_kb: KBOpener, list_kbs: KBLister) -> None:
+        self._open_kb = open_kb
+        self._list_kbs = list_kbs
         self._queue: deque[tuple[Settings, str]] = deque()
         self._queued: set[tuple[str, str]] = set()
         self._cond = threading.Condition()
@@ -52,15 +97,13 @@ class VectorFiller:
         self._thread: threading.Thread | None = None
 
     # -- queue ------------------------------------------------------------------------------
-    def submit(self, kb: KnowledgeBase) -> None:
+    def submit(self, kb: FillableKB) -> None:
         """Fill ``kb``'s missing vectors soon (no-op if it is already queued)."""
         self._enqueue(kb.settings, kb.name)
 
     def resume_all(self, settings: Settings) -> int:
         """Queue every KB of ``settings``' home; the worker skips the complete ones. Returns how many."""
-        from zhiwen.kb.registry import list_kbs
-
-        names = list_kbs(settings)
+        names = self._list_kbs(settings)
         for name in names:
             self._enqueue(settings, name)
         return len(names)
@@ -79,6 +122,11 @@ class VectorFiller:
         if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(target=self._run, name="zhiwen-vector-filler", daemon=True)
             self._thread.start()
+
+    @property
+    def stopped(self) -> bool:
+        """True after :meth:`stop`: a new filler takes this one's place."""
+        return self._stop.is_set()
 
     @property
     def pending(self) -> list[str]:
@@ -140,13 +188,11 @@ class VectorFiller:
 
     def _fill(self, settings: Settings, name: str, cancel: threading.Event) -> bool:
         """Fill one KB; True when another process holds its fill (try again later)."""
-        from zhiwen.kb.registry import open_kb
-
         for _ in range(_REOPEN_TRIES):
             if cancel.is_set():
                 return False
             try:
-                kb = open_kb(name, settings=settings)
+                kb = self._open_kb(name, settings=settings)
             except ZhiwenError as exc:
                 log.warning("cannot open %s to fill its vectors: %s", name, exc.message)
                 return False
@@ -173,24 +219,3 @@ class VectorFiller:
                 kb.build_vector_index()
             return False
         return False
-
-
-_FILLER: VectorFiller | None = None
-_FILLER_GUARD = threading.Lock()
-
-
-def vector_filler() -> VectorFiller:
-    """This process's filler (created on first use)."""
-    global _FILLER
-    with _FILLER_GUARD:
-        if _FILLER is None or _FILLER._stop.is_set():
-            _FILLER = VectorFiller()
-        return _FILLER
-
-
-def forget_kb(settings: Settings, name: str) -> None:
-    """Before a delete: stop this process's background fill of KB ``name`` (if any)."""
-    with _FILLER_GUARD:
-        filler = _FILLER
-    if filler is not None:
-        filler.forget(settings, name)

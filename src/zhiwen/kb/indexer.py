@@ -16,26 +16,77 @@ Example::
 from __future__ import annotations
 
 import contextlib
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 import numpy as np
 
+from zhiwen.curation import Curation, KBTokenizer
 from zhiwen.documents import Chunk, Document
+from zhiwen.embed.base import Embedder
 from zhiwen.errors import InvalidParameter
 from zhiwen.kb import lexical
+from zhiwen.kb.dense import FillReport, FillTarget
 from zhiwen.kb.diskfaults import disk_errors
 from zhiwen.kb.interrupt import deferred
 from zhiwen.kb.progress import IndexProgress
-
-if TYPE_CHECKING:
-    from zhiwen.kb.knowledge_base import KnowledgeBase
 
 # passages in the first committed slice of a new KB: searchable about a second after phase 1 starts
 FIRST_SLICE = 256
 
 DenseMode = Literal["foreground", "background", "skip"]
 DENSE_MODES = ("foreground", "background", "skip")
+
+
+class IndexTarget(FillTarget, Protocol):
+    """What the two phases need of their KB (:class:`~zhiwen.kb.knowledge_base.KnowledgeBase` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def tokenizer(self) -> KBTokenizer: ...
+
+    @property
+    def embedder(self) -> Embedder | None: ...
+
+    @property
+    def curation(self) -> Curation: ...
+
+    @property
+    def revision(self) -> int: ...
+
+    @property
+    def vectors_enabled(self) -> bool: ...
+
+    def cached_vectors(self, chunk_list: list[Chunk]) -> dict[str, np.ndarray]:
+        """Content hash → cached vector for the chunks of this run."""
+        ...
+
+    def reading(self) -> AbstractContextManager[None]:
+        """A read of the store that no write of this process cuts in two."""
+        ...
+
+    def changing(self) -> AbstractContextManager[None]:
+        """A store write: this process's searches wait; disk faults become clear errors."""
+        ...
+
+    def bump_revision(self) -> None:
+        """One more revision in ``kb.json`` (the write lock held)."""
+        ...
+
+    def fill_vectors(self, *, progress: IndexProgress, wait: bool = True) -> FillReport:
+        """Phase 2 in the foreground."""
+        ...
+
+    def fill_vectors_behind(self) -> None:
+        """Phase 2 handed to this process's background filler."""
+        ...
+
+    def build_vector_index(self) -> None:
+        """Ask the store to build its vector index in the background."""
+        ...
 
 
 @dataclass(slots=True)
@@ -55,7 +106,7 @@ class IndexReport:
 
 
 def index_lexical(
-    kb: KnowledgeBase,
+    kb: IndexTarget,
     docs: list[Document],
     chunk_list: list[Chunk],
     prune: bool,
@@ -95,14 +146,14 @@ def index_lexical(
     prog.finish("lexical")
 
 
-def _unchanged(kb: KnowledgeBase, docs: list[Document], chunk_list: list[Chunk]) -> bool:
+def _unchanged(kb: IndexTarget, docs: list[Document], chunk_list: list[Chunk]) -> bool:
     """A full re-sync that brings nothing new (chunks added by hand to other documents aside)."""
     outside = kb.curation.rows_outside({d.id for d in docs} | {c.doc_id for c in chunk_list})
     return lexical.unchanged(kb.store, docs, chunk_list, outside=outside)
 
 
 def _store(
-    kb: KnowledgeBase,
+    kb: IndexTarget,
     docs: list[Document],
     chunk_list: list[Chunk],
     tokens: list[list[str]],
@@ -119,7 +170,7 @@ def _store(
 
 
 def _store_in_slices(
-    kb: KnowledgeBase,
+    kb: IndexTarget,
     docs: list[Document],
     chunk_list: list[Chunk],
     known: dict[str, np.ndarray],
@@ -145,7 +196,7 @@ def _store_in_slices(
             part_chunks, part_docs = [], []
 
 
-def _set_known_vectors(kb: KnowledgeBase, chunk_list: list[Chunk], known: dict[str, np.ndarray]) -> None:
+def _set_known_vectors(kb: IndexTarget, chunk_list: list[Chunk], known: dict[str, np.ndarray]) -> None:
     """After a vector-less upsert: the cached vectors of chunks that still have none."""
     missing = set(kb.store.missing_vector_ids())
     todo = [c for c in chunk_list if c.id in missing and c.content_hash in known]
@@ -154,7 +205,7 @@ def _set_known_vectors(kb: KnowledgeBase, chunk_list: list[Chunk], known: dict[s
 
 
 def _commit(
-    kb: KnowledgeBase,
+    kb: IndexTarget,
     docs: list[Document],
     chunk_list: list[Chunk],
     prune: bool,
@@ -182,7 +233,7 @@ def _commit(
 
 
 def index_dense(
-    kb: KnowledgeBase, dense: DenseMode, prog: IndexProgress, report: IndexReport, wait: bool
+    kb: IndexTarget, dense: DenseMode, prog: IndexProgress, report: IndexReport, wait: bool
 ) -> None:
     """Phase 2, as ``dense`` says; ``report`` learns what was resumed and what is still missing.
     A text-only KB (``kb.vectors_enabled`` false) is never filled, whatever ``dense`` says."""
@@ -198,15 +249,13 @@ def index_dense(
     report.vectors_missing = missing
     report.resumed = max(kb.store.count() - missing, 0)
     if dense == "background" and missing:
-        from zhiwen.kb.background import vector_filler
-
-        vector_filler().submit(kb)
+        kb.fill_vectors_behind()
     elif not missing:
         kb.build_vector_index()
 
 
 def index_one_phase(
-    kb: KnowledgeBase,
+    kb: IndexTarget,
     docs: list[Document],
     chunk_list: list[Chunk],
     prune: bool,
@@ -231,7 +280,7 @@ def index_one_phase(
     prog.finish("lexical")
 
 
-def _embed_all(kb: KnowledgeBase, chunk_list: list[Chunk]) -> tuple[np.ndarray, int]:
+def _embed_all(kb: IndexTarget, chunk_list: list[Chunk]) -> tuple[np.ndarray, int]:
     from zhiwen.embed import embed_chunks
 
     real = kb.real_embedder()

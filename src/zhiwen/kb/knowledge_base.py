@@ -9,7 +9,8 @@ Indexing runs in two phases (``index_documents``):
 2. **dense** — the missing vectors, batch by batch, each batch committed to the embedding cache
    and the store before the next (:mod:`zhiwen.kb.dense`). ``dense="foreground"`` (the default:
    the call returns a complete KB), ``"background"`` (a worker thread of this process,
-   :mod:`zhiwen.kb.background`; the server and ``zhiwen demo`` use it) or ``"skip"``. A search
+   :mod:`zhiwen.kb.background`, that :mod:`zhiwen.kb.registry` runs and hands each KB it opens;
+   the server and ``zhiwen demo`` use it) or ``"skip"``. A search
    during the fill fuses what exists and reports the ``dense_coverage``; an interrupted or failed
    fill leaves a searchable KB that the next run (or the server's start) completes.
 
@@ -94,7 +95,10 @@ class KnowledgeBase(KBEmbedding, KBSearch):
         settings: Settings,
         store: Store | None = None,
         embedder: Embedder | None = None,
+        fill_behind: Callable[[KnowledgeBase], None] | None = None,
     ) -> None:
+        """``fill_behind`` queues this KB's missing vectors on the process's background filler:
+        the registry that opens the KB owns that filler (``dense="background"`` needs it)."""
         self.name = config.name
         self.config = config
         self.path = path
@@ -107,6 +111,7 @@ class KnowledgeBase(KBEmbedding, KBSearch):
         self._rw = RWLock()
         self._index_lock = threading.RLock()
         self._closed = False
+        self._fill_behind = fill_behind
         self.config_stamp = config_stamp(path)  # which kb.json this instance reflects
         #: the owners' chunks, dictionary and synonyms (``curation.sqlite``; none until a change)
         self.curation = Curation(self)
@@ -147,7 +152,8 @@ class KnowledgeBase(KBEmbedding, KBSearch):
                 data={"kb": self.name},
             )
         disk = load_config(self.path, self.name)
-        update = {"revision": disk.revision, "app": disk.app, "extra": disk.extra}
+        keep = ("revision", "app", "extra", "sources", "sync_interval")  # what others may have changed
+        update = {k: getattr(disk, k) for k in keep}
         if any(getattr(self.config, k) != v for k, v in update.items()):
             self.config = self.config.model_copy(update=update)
 
@@ -258,6 +264,15 @@ class KnowledgeBase(KBEmbedding, KBSearch):
             return FillReport(total=total, had=total - missing, missing=missing)
         with _progress(progress) as prog:
             return fill_vectors(self, progress=prog, wait=wait, cancel=cancel, batch_size=batch_size)
+
+    def fill_vectors_behind(self) -> None:
+        """Phase 2 handed to this process's background filler (returns at once)."""
+        if self._fill_behind is None:
+            raise InvalidParameter(
+                f"knowledge base {self.name!r} was opened without a background filler",
+                message=f"知识库「{self.name}」不能在后台补全向量，请用 dense=foreground",
+            )
+        self._fill_behind(self)
 
     def build_vector_index(self) -> None:
         """Ask the store to build its vector index (HNSW) in the background, never on a search."""

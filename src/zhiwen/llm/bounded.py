@@ -9,7 +9,8 @@ behind finishes in the pool; the pool is bounded, so a hung adapter cannot grow 
 limit.
 
 The call does NOT run in a copy of the caller's context: the request's deadline stays with the
-caller (the call's own ``timeout_s`` is its bound), as it always has for these callers.
+caller (the call's own ``timeout_s`` is its bound), as it always has for these callers. Only the
+answer's LLM tally (:mod:`zhiwen.llm.usage`) goes with it, so the call counts for the answer.
 
 Example::
 
@@ -27,6 +28,8 @@ from __future__ import annotations
 import concurrent.futures
 from collections.abc import Callable
 from typing import TypeVar
+
+from zhiwen.llm.usage import current_usage, tallying
 
 T = TypeVar("T")
 
@@ -46,7 +49,13 @@ def bounded_call(fn: Callable[[], T], *, timeout_s: float, grace_s: float = GRAC
     Whatever ``fn`` raises is raised here unchanged. On a timeout the call is cancelled when it
     has not started yet (all workers busy); a running one is left to finish in the pool.
     """
-    future = _EXECUTOR.submit(fn)
+    usage = current_usage()
+
+    def counted() -> T:
+        with tallying(usage):
+            return fn()
+
+    future = _EXECUTOR.submit(counted)
     try:
         return future.result(timeout=timeout_s + grace_s)
     except concurrent.futures.TimeoutError:

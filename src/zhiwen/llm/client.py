@@ -43,6 +43,7 @@ from zhiwen.llm.parse import (
     parse_tool_calls,
     usage_tokens,
 )
+from zhiwen.llm.usage import note_call, note_tokens
 from zhiwen.metrics import LLM_CALLS, LLM_ERRORS, LLM_LATENCY, LLM_TOKENS
 from zhiwen.resilience import DependencyUnavailable, guard, note_degraded
 from zhiwen.retry import Deadline, DeadlineExceeded, DeadlineTransport, RetryPolicy, retry_call
@@ -252,6 +253,7 @@ class OpenAIChatClient:
 
     def _finish(self, purpose: str, started: float, outcome: str, exc: LLMError | None = None) -> None:
         LLM_CALLS.labels(purpose=purpose, outcome=outcome).inc()
+        note_call()  # the answer's own tally (zhiwen.llm.usage), when one is open
         LLM_LATENCY.labels(purpose=purpose).observe(time.perf_counter() - started)
         if exc is not None:
             note_degraded("llm", outcome)
@@ -267,6 +269,7 @@ class OpenAIChatClient:
     @staticmethod
     def _count_tokens(usage: tuple[int, int] | None) -> tuple[int, int]:
         prompt, completion = usage or (0, 0)
+        note_tokens(prompt, completion)
         if prompt:
             LLM_TOKENS.labels(kind="prompt").inc(prompt)
         if completion:

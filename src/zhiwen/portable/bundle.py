@@ -10,8 +10,8 @@ Members (all but the manifest checksummed in it, see :mod:`zhiwen.portable.manif
 ``vectors/NNNNNN.npy``   float32 shards of at most :data:`SHARD_ROWS` rows, in the order of the
                          chunks with ``"v": true``
 ``curation/T.jsonl.gz``  the rows of table ``T`` of the KB's ``curation.sqlite``
-``files/NAME``           the KB's small files (``tuning.json``, ``documents.json``) and its
-                         table catalogue (``tables.sqlite3``, an online-backup copy)
+``files/NAME``           the KB's small files (``tuning.json``, ``documents.json``, ``sync.json``)
+                         and its table catalogue (``tables.sqlite3``, an online-backup copy)
 =======================  ====================================================================
 
 Writing never holds the KB in memory: each member is streamed to a file in a temporary folder

@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 DOCUMENTS = "documents.jsonl.gz"
 CHUNKS = "chunks.jsonl.gz"
 CURATION_PREFIX = "curation/"
-#: the KB folder's own small files that travel verbatim (the tuning, the upload ledger)
-PLAIN_FILES = ("tuning.json", "documents.json")
+#: the KB folder's own small files that travel verbatim (the tuning, the upload ledger, the sync state)
+PLAIN_FILES = ("tuning.json", "documents.json", "sync.json")
 #: SQLite files of the KB folder copied with the online backup API (the table catalogue)
 SQLITE_FILES = ("tables.sqlite3",)
 FILES_PREFIX = "files/"

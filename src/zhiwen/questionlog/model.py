@@ -28,7 +28,7 @@ from typing import Any, Literal, Protocol
 from zoneinfo import ZoneInfo
 
 #: how an answer was made; the answer stage names it (``Answer.answer_type``), the log keeps it
-ANSWER_TYPES = ("faq", "generated", "extractive", "refused", "tool")
+ANSWER_TYPES = ("faq", "generated", "extractive", "refused", "table", "tool")
 #: the reasons a 👎 may give: stored as the code, shown as the label
 FEEDBACK_REASONS: Mapping[str, str] = {
     "off_topic": "答非所问",

@@ -29,10 +29,11 @@ from zhiwen.errors import InvalidParameter
 from zhiwen.questionlog._sql import COLUMNS, SQLQuestionStore, to_row
 from zhiwen.questionlog.model import LoggedQuestion
 from zhiwen.store._pg_pool import SharedPool, acquire_pool, release_pool
+from zhiwen.versions import current, get_format
 
 SCHEMA = "zhiwen_questions"
-#: the schema's layout, kept in its comment
-LAYOUT = 1
+#: the schema's layout, kept in its comment (checked by :mod:`zhiwen.versions`)
+LAYOUT = current("question-log-pg")
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 _DDL = """
@@ -100,6 +101,15 @@ class PostgresQuestionStore(SQLQuestionStore):
         with self._cursor() as cur:
             # two servers starting at once: one creates, the other waits and finds it done
             cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.schema,))
+            cur.execute(
+                "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = %s",
+                (self.schema,),
+            )
+            row = cur.fetchone()
+            if row is not None:  # refuses a newer layout before any DDL
+                found = re.search(r"layout (\d+)", str(row[0] or ""))
+                layout = int(found[1]) if found else 0
+                get_format("question-log-pg").pending(layout, self.schema, on_open=True)
             cur.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
             for statement in _DDL.format(schema=self.schema, layout=LAYOUT).split(";"):
                 if statement.strip():

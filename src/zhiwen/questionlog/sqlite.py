@@ -21,9 +21,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from zhiwen.questionlog._sql import SQLQuestionStore
+from zhiwen.versions import check_sqlite, current
 
-#: the file's layout (``PRAGMA user_version``)
-LAYOUT = 1
+#: the file's layout (``PRAGMA user_version``, checked by :mod:`zhiwen.versions`)
+LAYOUT = current("question-log")
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS questions (
@@ -76,9 +77,9 @@ class SQLiteQuestionStore(SQLQuestionStore):
         path.parent.mkdir(parents=True, exist_ok=True)
         db = self._connect()
         db.execute("PRAGMA journal_mode=WAL")  # persistent for the file
+        check_sqlite(db, "question-log", path)
         with db:
             db.executescript(_DDL)
-            db.execute(f"PRAGMA user_version = {LAYOUT}")
 
     def _connect(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)

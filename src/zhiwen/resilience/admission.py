@@ -32,6 +32,8 @@ from zhiwen.errors import ZhiwenError
 
 _KIND_NAMES = {"answer": "问答", "search": "检索"}
 SEARCH_PATHS = frozenset({"/knowledge-base/search", "/v1/embeddings"})
+#: writes of admins and KB owners (settings, chunks, FAQ, undo, imports): cheap, never queued
+OWNER_PREFIXES = ("/admin/", "/api/v1/kbs")
 
 
 class ServiceBusy(ZhiwenError):
@@ -62,8 +64,8 @@ def work_kind(method: str, path: str) -> str | None:
         return None
     if path in SEARCH_PATHS:
         return "search"
-    if path.startswith("/admin/") or path.endswith("/documents"):
-        return None
+    if path.startswith(OWNER_PREFIXES) or path.endswith(("/documents", "/feedback")):
+        return None  # an owner's edit or a rating must not wait behind answers
     return "answer"
 
 

@@ -39,6 +39,7 @@ from zhiwen.documents import Chunk, Document
 from zhiwen.errors import InvalidParameter, StoreUnavailable
 from zhiwen.store._disk import store_open_error
 from zhiwen.store._embedded_write import ChunkWrites, _batches, _marks
+from zhiwen.versions import check_sqlite
 
 DB_NAME = "store.sqlite"
 
@@ -71,6 +72,15 @@ CREATE INDEX IF NOT EXISTS chunks_vseq ON chunks (vseq);
 CREATE INDEX IF NOT EXISTS chunks_novec ON chunks (rowid) WHERE vector IS NULL;
 """
 
+
+
+def add_vector_stamps(conn: sqlite3.Connection) -> None:
+    """Migration to version 1: a store from before vector fills lacks the ``vseq`` column."""
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}
+    if columns and "vseq" not in columns:
+        conn.execute("ALTER TABLE chunks ADD COLUMN vseq INTEGER NOT NULL DEFAULT 0")
+
+
 # What the index reads per chunk: (rowid, id, metadata JSON, term ids, tfs, length, vector)
 IndexRow = tuple[int, str, str, bytes, bytes, int, bytes | None]
 
@@ -87,10 +97,8 @@ class ChunkDB(ChunkWrites):
         try:
             self.path.mkdir(parents=True, exist_ok=True)
             self.wconn = self._connect()
+            check_sqlite(self.wconn, "embedded-store", self.path / DB_NAME)
             self.wconn.executescript(_SCHEMA)
-            columns = {r[1] for r in self.wconn.execute("PRAGMA table_info(chunks)")}
-            if "vseq" not in columns:  # a store from before vector fills
-                self.wconn.execute("ALTER TABLE chunks ADD COLUMN vseq INTEGER NOT NULL DEFAULT 0")
             self.wconn.executescript(_INDEXES)
         except (OSError, sqlite3.Error) as exc:
             raise store_open_error(exc, self.path) from exc

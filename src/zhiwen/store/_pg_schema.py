@@ -32,10 +32,11 @@ from zhiwen.documents import Chunk
 from zhiwen.errors import InvalidParameter, StoreUnavailable
 from zhiwen.store._pg_filters import json_dumps, numeric_expr
 from zhiwen.store._pg_pool import CONNECTION_ERRORS, connect_kwargs, unavailable
+from zhiwen.versions import current, get_format
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = current("pg-schema")  # the steps: zhiwen.versions.registry, run below
 HNSW_MAX_EF = 1000
 # numeric metadata fields that get their own range index, per knowledge base
 _MAX_RANGE_INDEXES = 32
@@ -261,11 +262,7 @@ class KBSchema:
         )
         meta = self._meta(conn)
         version = int(meta.get("schema_version", 0))
-        if version > SCHEMA_VERSION:
-            raise StoreUnavailable(
-                f"schema {self.name} has version {version} > {SCHEMA_VERSION}",
-                message="数据库中的知识库由更新版本的 zhiwen 创建，请升级",
-            )
+        get_format("pg-schema").pending(version, f"PostgreSQL {self.name}", on_open=True)  # newer: refused
         self.dim = self._check_dim(meta, dim)
         self.range_fields = set(meta.get("range_fields") or [])
         if version == 1:

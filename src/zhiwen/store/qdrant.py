@@ -64,11 +64,13 @@ from zhiwen.store._validate import check_text_options
 from zhiwen.store._writer_lock import WRITER_LOCK_FILE, FileWriterLock, NoWriterLock, OnWait, WriterLock
 from zhiwen.store.base import Scored, StoreFeatures
 from zhiwen.store.filters import Filter
+from zhiwen.versions import current, get_format
 
 log = logging.getLogger(__name__)
 
 LOCAL_SCHEME = "qdrant+local://"
 SERVER_SCHEMES = ("qdrant://", "qdrant+http://")
+PAYLOAD_VERSION = "payload_version"  # in the meta point (zhiwen.versions, format qdrant-payload)
 _PARENTS = Clause(must=[Match("kind", "parent")])
 
 
@@ -108,6 +110,7 @@ class QdrantStore(QdrantWrites, QdrantVectors):
             engine.open_parents()
             found = engine.retrieve("parents", [META_ID])
             self._meta: dict[str, Any] = found[0].payload if found else {}
+            self._check_version(kb)
             stored = self._meta.get("dim")
             if self._meta and stored != dim and dim is not None:
                 raise InvalidParameter(
@@ -120,10 +123,25 @@ class QdrantStore(QdrantWrites, QdrantVectors):
             engine.open_chunks(self._dim)
             if not self._meta:
                 self._meta = {"kind": "meta", "kb": kb, "dim": dim, "n": 0, "total_len": 0, "avgdl": 0.0}
+                self._meta[PAYLOAD_VERSION] = current("qdrant-payload")
                 self._save_meta()
         except BaseException:
             engine.close()
             raise
+
+    def _check_version(self, kb: str) -> None:
+        """The payload version in the meta point: a newer one is refused, an older one (only
+        ever stamp steps so far) is stamped."""
+        if not self._meta:
+            return
+        found = int(self._meta.get(PAYLOAD_VERSION, 0))
+        fmt = get_format("qdrant-payload")
+        for step in fmt.pending(found, f"Qdrant {kb}", on_open=True):
+            fn = step.function()
+            if fn is not None:
+                fn(self)
+            self._meta[PAYLOAD_VERSION] = step.to
+            self._save_meta()
 
     def _save_meta(self) -> None:
         self.engine.upsert("parents", [PointData(META_ID, dict(self._meta))])

@@ -33,10 +33,19 @@ from zhiwen.config import Settings, TablesSettings
 from zhiwen.documents import ParentHit
 from zhiwen.tables.catalog import TableCatalog, TableKB
 from zhiwen.tables.cells import CellFound, find_cell, quoted_row
-from zhiwen.tables.question import RowRef, rows_from_hits
+from zhiwen.tables.lookup import page_rows
+from zhiwen.tables.question import RowRef, arabic_years, header_parts, row_label, rows_from_hits
 from zhiwen.tables.render import markdown_rows, payload, payload_text
 from zhiwen.tables.rules import read_shape
-from zhiwen.tables.sql_answer import NoSQLAnswer, SQLAnswer, SQLLimits, llm_answer, ranked_tables, rule_answer
+from zhiwen.tables.sql_answer import (
+    NoSQLAnswer,
+    SQLAnswer,
+    SQLLimits,
+    distinct_values,
+    llm_answer,
+    ranked_tables,
+    rule_answer,
+)
 
 log = logging.getLogger(__name__)
 
@@ -75,19 +84,44 @@ def answer_from_tables(
     if not rows:
         return None
     cites = {p.document.id: i for i, p in enumerate(parents, 1)}
-    shape = read_shape(question)
+    asked = arabic_years(question)
+    shape = read_shape(asked)
+    found = find_cell(asked, rows)
+    if found is None:
+        found = find_cell(asked, rows + _page_rows(kb, asked, rows))
     reason: str | None = None
-    if shape.aggregate:
+    if shape.aggregate and (found is None or read_shape(_unnamed(asked, found)).aggregate):
         try:
-            done = _by_sql(kb, question, rows, llm, cfg, shape)
+            done = _by_sql(kb, asked, rows, llm, cfg, shape)
             return _sql_answer(done, cites)
         except NoSQLAnswer as exc:
             reason = exc.reason
             log.info("table question answered from rows: %s", reason)
-    found = find_cell(question, rows)
     if found is None:
         return None
     return _cell_answer(question, found, cites, reason)
+
+
+def _page_rows(kb: TableKB, question: str, rows: list[RowRef]) -> list[RowRef]:
+    """The retrieved pages' rows retrieval missed (:mod:`~zhiwen.tables.lookup`); none when the
+    catalogue cannot be read (a derived cache: the question is answered without them)."""
+    catalog = TableCatalog.for_kb(kb)
+    try:
+        catalog.sync(kb)
+        return page_rows(catalog, question, rows, distinct_values)
+    except Exception as exc:  # the catalogue is a derived cache: its failure is no 500
+        log.warning("table catalogue of %s could not be read: %s", kb.name, exc)
+        return []
+
+
+def _unnamed(question: str, found: CellFound) -> str:
+    """The question without the row label and the column names it says: an aggregate word
+    left (「平均」 of 「平均分」, 「合计」 of 「收入合计」) was a name, not arithmetic."""
+    words = [found.row.key_value, row_label(found.row.key_value)]
+    words += [part for column in found.columns for part in header_parts(column)]
+    for word in sorted((w for w in words if w), key=len, reverse=True):
+        question = question.replace(word, " ")
+    return question
 
 
 def _by_sql(

@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 from zhiwen.documents import Chunk, Document, chunk_id
 from zhiwen.tables.model import typed_value
+from zhiwen.versions import check_sqlite
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +152,7 @@ class TableCatalog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA journal_mode=WAL")
+        check_sqlite(conn, "table-catalog", self.path)
         conn.execute(
             "CREATE TABLE IF NOT EXISTS catalog (name TEXT PRIMARY KEY, table_id TEXT, doc_id TEXT,"
             " title TEXT, columns TEXT, types TEXT, key_column TEXT, rows INTEGER, source TEXT,"

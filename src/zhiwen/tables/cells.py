@@ -26,9 +26,11 @@ from zhiwen.tables.question import (
     RowRef,
     column_score,
     context_score,
+    header_words,
     names_other_table,
     subject_of,
     value_match,
+    year_match,
 )
 
 #: at most this many equally fitting columns are given
@@ -58,38 +60,49 @@ def row_score(row: RowRef, question: str) -> tuple[float, float]:
     """(how the question names the row, how its table's names fit): the key cell counts most."""
     named = 0.0
     for column, value in zip(row.columns, row.values, strict=False):
-        hit = value_match(value, question)
-        named += hit * (2.0 if column == row.key_column else 0.6)
+        is_key = column == row.key_column
+        hit = value_match(value, question) or (year_match(value, question) if is_key else 0.0)
+        named += hit * (2.0 if is_key else 0.6)
     return named, context_score(row.title, question)
 
 
+def _columns(row: RowRef, question: str) -> tuple[float, list[int]]:
+    """The columns of ``row`` the question names best (not the key, not a cell it names)."""
+    scored = [
+        (column_score(c, question), i)
+        for i, c in enumerate(row.columns)
+        if c != row.key_column and row.values[i] and not value_match(row.values[i], question)
+    ]
+    top = max((s for s, _ in scored), default=0.0)
+    return top, [i for s, i in scored if s == top and top > 0][:MAX_COLUMNS]
+
+
 def find_cell(question: str, rows: Sequence[RowRef]) -> CellFound | None:
-    """The asked cell (see the module docstring), or None when no row or no column is named."""
+    """The asked cell (see the module docstring), or None when no row or no column is named.
+    Row and column are chosen together: a row whose table has no column the question names
+    (the plan table beside the scores, both listing the major) is not the answer."""
     titles = {r.title for r in rows}
-    other = {t for t in titles if names_other_table(t, question, titles)}
-    best: tuple[float, RowRef] | None = None
+    other = {
+        (t, c)
+        for t, c in {(r.title, r.columns) for r in rows}
+        if names_other_table(t, question, titles, header_words(c))
+    }
+    best: tuple[float, RowRef, list[int]] | None = None
     for row in rows:
         named, fit = row_score(row, question)
         # a row of a table the question does not name (another province or year) is no answer,
         # even when the table it names lacks that row
-        if named <= 0 or row.title in other:
+        if named <= 0 or (row.title, row.columns) in other:
             continue
-        total = named + fit + 1.0 / (1 + row.rank)
+        column_fit, picked = _columns(row, question)
+        if not picked:
+            continue
+        total = named + fit + 0.5 * column_fit + 1.0 / (1 + row.rank)
         if best is None or total > best[0]:
-            best = (total, row)
+            best = (total, row, picked)
     if best is None:
         return None
-    row = best[1]
-    key = row.key_column
-    scored = [
-        (column_score(c, question), i)
-        for i, c in enumerate(row.columns)
-        if c != key and row.values[i] and not value_match(row.values[i], question)
-    ]
-    top = max((s for s, _ in scored), default=0.0)
-    if top <= 0:
-        return None
-    picked = [i for s, i in scored if s == top][:MAX_COLUMNS]
+    _, row, picked = best
     return CellFound(row, [row.columns[i] for i in picked], [row.values[i] for i in picked])
 
 

@@ -192,16 +192,12 @@ def table_from_grid(
         return None
     width = max(len(r) for r in rows)
     rows = [r + [""] * (width - len(r)) for r in rows]
-    # a title row above the header (one cell, merged across): the caption, not a header
-    while (
-        len(rows) > 2
-        and width >= 3
-        and sum(1 for c in rows[0] if c) == 1
-        and sum(1 for c in rows[1] if c) > 1
-    ):
-        title = next(c for c in rows[0] if c)
-        caption = caption if caption and title in caption else title
+    # a title row above the header (one cell merged across: empty after it, or its text
+    # repeated over the span): the caption, not a header
+    while len(rows) > 2 and width >= 3 and len({c for c in rows[0] if c}) == 1 and len(set(rows[1])) > 1:
+        caption = _title_row_caption(next(c for c in rows[0] if c), caption)
         rows = rows[1:]
+        header_rows = max(0, header_rows - 1) if header_rows else header_rows
     keep = [i for i in range(width) if any(r[i] for r in rows)]
     if len(keep) < 2:
         return None
@@ -223,6 +219,16 @@ def table_from_grid(
         header_rows=n_head,
         total_rows=total,
     )
+
+
+def _title_row_caption(title: str, caption: str) -> str:
+    """The caption once a title row is read: a unit note (「单位：分」) is added to the caption
+    the page gave; another title names the table better than the nearest heading."""
+    if caption and title in caption:
+        return caption
+    if caption and re.match(r"^[（(]?(?:单位|注)[：:]", title):
+        return f"{caption}（{title.strip('（）()')}）"
+    return title
 
 
 def _numeric(cell: str) -> bool:

@@ -20,11 +20,19 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from zhiwen.documents import ParentHit
 
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?!\d)")
+#: a year in Chinese digits (二〇二三年, 二零二一年): read as 2023, 2021
+_CN_YEAR = re.compile(r"([一二][〇零一二三四五六七八九]{3})(?=年)")
+_CN_DIGIT = {c: str(i) for i, c in enumerate("〇一二三四五六七八九")} | {"零": "0"}
+#: what heads a row's label in a statistical table: 「一、收入合计」「（二）」「其中：财政拨款」
+_ROW_PREFIX = re.compile(
+    r"^(?:[一二三四五六七八九十]+[、.．]|[（(][一二三四五六七八九十\d]+[）)]|\d+[.、．]|其中[：:]?)+"
+)
 _PARTS = re.compile(r"[/\s（）()·_\-:：,，、|]+")
 _PUNCT = re.compile(r"[\s，。？！、；：“”‘’（）()《》\[\]{}<>,.?!;:'\"]+")
 #: common header words of spreadsheets in English, by the Chinese a question uses
@@ -52,21 +60,42 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "名称": ("name", "title"),
     "数量": ("count", "quantity", "number"),
     "关注": ("follow",),
+    # the new gaokao's 科类 are the old ones renamed: a site keeps both names across years
+    "物理": ("理工",),
+    "历史": ("文史",),
+    "理工": ("物理",),
+    "文史": ("历史",),
     "带看": ("look",),
 }
 
 
+@lru_cache(maxsize=65536)  # the question and the cells of every retrieved row, again and again
 def norm(text: str) -> str:
     """Lower case, full-width folded, spaces and punctuation out: what matching compares."""
     return _PUNCT.sub("", unicodedata.normalize("NFKC", text).lower())
 
 
+def arabic_years(text: str) -> str:
+    """Years written in Chinese digits as Arabic ones: 「二〇二二年」 → 「2022年」."""
+    return _CN_YEAR.sub(lambda m: "".join(_CN_DIGIT[c] for c in m.group(1)), text)
+
+
+def row_label(value: str) -> str:
+    """A row's label without the numbering a statistical table gives it: 「一、收入合计」 → 「收入合计」,
+    「其中：财政拨款收入」 → 「财政拨款收入」."""
+    return _ROW_PREFIX.sub("", value.strip()).strip()
+
+
 def header_parts(column: str) -> list[str]:
-    """The words of a header path: 「理工/物理类 最低」 → ['理工', '物理类', '最低']."""
+    """The words of a header path: 「理工/物理类 最低」 → ['理工', '物理类', '最低']. A part of one
+    character beside longer ones is a unit (「学费（元/年）」 → 学费), not a word a question names."""
     parts = [p for p in _PARTS.split(unicodedata.normalize("NFKC", column).lower()) if p]
-    return [p for p in parts if len(p) >= 2 or not p.isascii()]
+    parts = [p for p in parts if len(p) >= 2 or not p.isascii()]
+    words = [p for p in parts if len(p) >= 2]
+    return words if words else parts
 
 
+@lru_cache(maxsize=8192)  # every retrieved row of a table asks it of the same columns
 def column_score(column: str, question: str) -> float:
     """How clearly ``question`` names ``column``: the characters of its header parts it says
     (a part ending in 类/分 also counts without it), plus Chinese words of English headers."""
@@ -106,21 +135,62 @@ def context_score(label: str, question: str) -> float:
     return score
 
 
+#: characters of function words (在, 的, 年 of 「2021年在江西省」): a pair with one names nothing
+_FUNCTION_CHARS = frozenset("的在年了和与及是为之其对从于")
+
+
 def _label_grams(label: str) -> set[str]:
     rest = norm(_YEAR.sub("", label))
-    return {rest[i : i + 2] for i in range(len(rest) - 1)}
+    grams = {rest[i : i + 2] for i in range(len(rest) - 1)}
+    return {g for g in grams if not _FUNCTION_CHARS & set(g)}
 
 
-def names_other_table(label: str, question: str, labels: Iterable[str]) -> bool:
+def header_words(columns: Iterable[str]) -> str:
+    """A table's header as words to compare names with: each part also with 分/类 after it, as
+    a question says it (「最低」 asked as 「最低分」; see :func:`column_score`)."""
+    parts = [p for c in columns for p in header_parts(c)]
+    return " ".join(f"{p} {p}分 {p}类" for p in parts)
+
+
+#: a province-level place: 「河南省」「西藏自治区」「香港特别行政区」 (with what stands before it;
+#: not the 省 of 省控线, 省会, 省内 …)
+_PLACE = re.compile(
+    r"(?:[\u4e00-\u9fff]{2,3}省|[\u4e00-\u9fff]{2,8}?(?:自治区|特别行政区))(?![控会份级内外直委厅属])"
+)
+
+
+def _places(text: str) -> list[str]:
+    return _PLACE.findall(_YEAR.sub(" ", text))
+
+
+def names_other_place(label: str, question: str) -> bool:
+    """The question names a province (「西藏自治区」) the table's names lack while they name one of
+    their own (「2023年广东省…」): another table's, even when no retrieved table has it. A word
+    read with what stands before it (「在河南省」) counts when its tail (「河南省」) is in the names."""
+    own = _places(label)
+    if not own:
+        return False
+    for place in _places(question):
+        tails = {place[i:] for i in range(len(place) - 2)}
+        if not any(t in label for t in tails):
+            return True
+    return False
+
+
+def names_other_table(label: str, question: str, labels: Iterable[str], own: str = "") -> bool:
     """Whether ``question`` names another table than ``label``: another year, or words (a
-    province) that another retrieved table's names have and this one's lack."""
+    province) that another retrieved table's names have and this one's lack. ``own``: more
+    text of this table (its header) whose words are no sign of another table (「最低」 of its
+    「最低分」 column is not the other table's 「录取最低分」)."""
     q_years, l_years = set(years(question)), set(years(label))
     if q_years and l_years and not q_years & l_years:
         return True
+    if names_other_place(label, question):
+        return True
     q = norm(_YEAR.sub("", question))
-    own = _label_grams(label)
+    mine = _label_grams(label) | _label_grams(own)
     named = {g for other in labels if other != label for g in _label_grams(other) if g in q}
-    return bool(named - own)
+    return bool(named - mine)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,11 +257,21 @@ def _rows(meta: dict[str, Any], rank: int, score: float, doc_id: str) -> Iterabl
 
 
 def value_match(value: str, question: str) -> float:
-    """How strongly ``question`` names a cell's ``value`` (0: not at all)."""
-    v = norm(value)
-    if len(v) < 2 or v.isdigit():
-        return 0.0
-    return float(len(v)) if v in norm(question) else 0.0
+    """How strongly ``question`` names a cell's ``value`` (0: not at all): its text, or its label
+    without numbering (「一、收入合计」 named as 「收入合计」)."""
+    q = norm(question)
+    label = row_label(value) if _ROW_PREFIX.match(value) else value
+    for text in (value, label) if label != value else (value,):
+        v = norm(text)
+        if len(v) >= 2 and not v.isdigit() and v in q:
+            return float(len(v))
+    return 0.0
+
+
+def year_match(value: str, question: str) -> float:
+    """A year cell (「2022」 of a 年份 column) named as a year (「2022年」): rows keyed by year."""
+    v = value.strip().removesuffix("年")
+    return 4.0 if _YEAR.fullmatch(v) and v in years(question) else 0.0
 
 
 def subject_of(question: str) -> str:

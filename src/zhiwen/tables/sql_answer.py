@@ -63,11 +63,24 @@ class SQLAnswer:
 
 
 # -- choosing the tables -------------------------------------------------------------------------
+#: the first retrieved documents whose other tables are candidates too
+SIBLING_DOCS = 3
+
+
 def ranked_tables(catalog: TableCatalog, question: str, rows: Sequence[RowRef]) -> list[TableInfo]:
-    """The retrieved rows' tables, the best fit for the question first."""
+    """The retrieved rows' tables and the other tables of their first documents (a page's
+    table retrieval found no row of: 「理工 最低」 for a question of 物理类), the best fit for the
+    question first."""
     order: dict[str, int] = {}
+    docs: list[str] = []
     for row in rows:
         order.setdefault(sql_name(row.table_hash), row.rank)
+        if row.doc_id not in docs:
+            docs.append(row.doc_id)
+    after = max(order.values(), default=0) + 1
+    for table in catalog.tables():
+        if table.doc_id in docs[:SIBLING_DOCS]:
+            order.setdefault(table.name, after)
     infos = catalog.tables(order)
 
     def fit(t: TableInfo) -> float:
@@ -77,7 +90,8 @@ def ranked_tables(catalog: TableCatalog, question: str, rows: Sequence[RowRef]) 
     return sorted(infos, key=fit, reverse=True)
 
 
-def _distinct(catalog: TableCatalog, table: TableInfo, column: str) -> list[str]:
+def distinct_values(catalog: TableCatalog, table: TableInfo, column: str) -> list[str]:
+    """The distinct texts of one column, cached by table content (the table's SQL name)."""
     key = (str(catalog.path), table.name, column)
     if key not in _DISTINCT_CACHE:
         if len(_DISTINCT_CACHE) > 2000:
@@ -88,7 +102,7 @@ def _distinct(catalog: TableCatalog, table: TableInfo, column: str) -> list[str]
 
 def _text_values(catalog: TableCatalog, table: TableInfo) -> dict[str, list[str]]:
     return {
-        c: _distinct(catalog, table, c)
+        c: distinct_values(catalog, table, c)
         for c, t in zip(table.columns, table.types, strict=True)
         if t in ("text", "date")
     }
@@ -189,7 +203,7 @@ def change_answer(
 
 
 def _distinct_keys(catalog: TableCatalog, table: TableInfo) -> list[str]:
-    return _distinct(catalog, table, table.key_column)
+    return distinct_values(catalog, table, table.key_column)
 
 
 def _family(catalog: TableCatalog, top: TableInfo, question: str) -> list[tuple[str, TableInfo]]:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from zhiwen.uploads.model import Job
+from zhiwen.versions import check_sqlite
 
 UNFINISHED = ("queued", "running")
 KEEP_FINISHED = 500  # finished jobs kept for GET /api/v1/jobs/{id}; older ones are forgotten
@@ -66,6 +67,7 @@ class JobStore:
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=10)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
+        check_sqlite(self._db, "upload-jobs", path)
         self._db.executescript(_SCHEMA)
 
     def close(self) -> None:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from zhiwen.fsutil import atomic_write_text
+from zhiwen.versions import check_document, current
 
 if TYPE_CHECKING:
     from zhiwen.kb import KnowledgeBase
@@ -59,11 +60,15 @@ class DocumentLedger:
         self.path = kb_dir / LEDGER_NAME
 
     def read(self) -> dict[str, dict[str, Any]]:
+        """The entries by document id; a ledger of an older layout is migrated (zhiwen.versions)."""
         try:
             data = json.loads(self.path.read_text("utf-8"))
-            return data if isinstance(data, dict) else {}
         except (OSError, ValueError):
             return {}
+        if not isinstance(data, dict):
+            return {}
+        documents = check_document(data, "upload-ledger", self.path).get("documents")
+        return documents if isinstance(documents, dict) else {}
 
     def update(self, doc_id: str, entry: dict[str, Any] | None, *, create: bool = True) -> None:
         """Set (or with None drop) one entry; ``create=False`` never makes the KB's folder again
@@ -91,7 +96,13 @@ class DocumentLedger:
             return len(stale)
 
     def _write(self, data: dict[str, dict[str, Any]]) -> None:
-        atomic_write_text(self.path, json.dumps(data, ensure_ascii=False, indent=1))
+        versioned = {"format_version": current("upload-ledger"), "documents": data}
+        atomic_write_text(self.path, json.dumps(versioned, ensure_ascii=False, indent=1))
+
+
+def nest_documents(data: dict[str, Any]) -> dict[str, Any]:
+    """Migration to layout 1: the entries, kept at the top level before, under ``documents``."""
+    return {"documents": {k: v for k, v in data.items() if k != "format_version"}}
 
 
 def _orphaned(raw: dict[str, Any], live_jobs: set[str]) -> bool:

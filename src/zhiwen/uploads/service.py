@@ -4,6 +4,7 @@
 |-----------|------|
 | :meth:`UploadService.open_upload` | admit one upload before its body is read (409 / 429 / 507) |
 | :meth:`UploadService.submit` | the upload's spooled files become a queued job |
+| :meth:`UploadService.import_faq` | FAQ files (``format=faq``) imported at once, all or nothing |
 | :meth:`UploadService.job` | a job's per-file progress (live while it runs) |
 | :meth:`UploadService.documents` | a KB's document list: the store and the ledger merged |
 | :meth:`UploadService.delete_document` | one document out of the store and the ledger |
@@ -48,12 +49,13 @@ from zhiwen.errors import KnowledgeBaseBusy, NotFound
 from zhiwen.uploads.budget import SpoolBudget
 from zhiwen.uploads.jobqueue import JobStore
 from zhiwen.uploads.ledger import DocumentEntry, DocumentLedger, has_processing, listing, stored_documents
-from zhiwen.uploads.model import Job, JobFile
+from zhiwen.uploads.model import Job, JobFile, finish
 from zhiwen.uploads.spool import UploadSlot
 from zhiwen.uploads.worker import STOP_WAIT_S, IndexWorker
 
 if TYPE_CHECKING:
     from zhiwen.kb import KnowledgeBase
+    from zhiwen.kb.faq import FAQPut
 
 
 class UploadService:
@@ -148,6 +150,31 @@ class UploadService:
         if self._worker is not None:
             self._worker.wake()
         return job
+
+    def import_faq(self, slot: UploadSlot, *, actor: str) -> tuple[Job, FAQPut]:
+        """The upload's files imported as FAQ entries of ``slot.kb`` now (a few thousand rows
+        take seconds, no parsing queue): every file checked before any entry is written, one bad
+        row and nothing is imported (422 naming the rows). Kept as a finished job, so
+        ``GET /api/v1/jobs/{id}`` answers as for any upload. A KB this call created for a file
+        that was refused is removed again."""
+        from zhiwen.kb import delete_kb, list_kbs, open_kb
+        from zhiwen.kb.faq import FAQ_DOC
+        from zhiwen.owner.faq import import_folder
+
+        started = time.time()
+        existed = slot.kb in list_kbs(self.settings)
+        kb = open_kb(slot.kb, settings=self.settings, create=True)
+        try:
+            put = import_folder(kb, slot.folder, slot.names, actor=actor)
+        except BaseException:
+            if not existed:
+                delete_kb(slot.kb, self.settings)
+            raise
+        files = [JobFile(name=n, status="indexed", type="faq", doc_id=FAQ_DOC) for n in slot.names]
+        job = Job(id=slot.job_id, kb=slot.kb, created_at=started, started_at=started, files=files)
+        finish(job)
+        self.store.insert(job, spool=slot.folder, size=slot.received, ocr=None)  # finished: never run
+        return job, put
 
     def job(self, job_id: str) -> Job:
         """The job's progress (live while it runs); 404 for an unknown (or long finished) job."""

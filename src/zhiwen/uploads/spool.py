@@ -95,6 +95,7 @@ class UploadSlot:
         self.budget = budget
         self.max_file_bytes = max_file_bytes
         self.names: list[str] = []
+        self.form: dict[str, str] = {}  # the upload's form fields that are not files (format=faq)
         self.received = 0
         self.queued = False
         self._files: list[SpoolFile] = []

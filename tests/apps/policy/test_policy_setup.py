@@ -49,7 +49,7 @@ def test_setup_names_each_kb_shows_an_eta_and_returns_before_the_vectors(home: P
     # so does the API; the server's start then fills every KB's vectors in the background
     from zhiwen.api.app import create_app
     from zhiwen.api.background import Background
-    from zhiwen.kb.background import vector_filler
+    from zhiwen.kb.registry import vector_filler
 
     settings = make_settings(home)
     server = create_app(settings, background=Background(vectors=True))

@@ -60,7 +60,7 @@ def test_setup_returns_with_the_vectors_missing_and_answers_at_once(home: Path, 
     assert asked.exit_code == 0 and "凉拌黄瓜" in asked.stdout
     from zhiwen.api.app import create_app
     from zhiwen.api.background import Background
-    from zhiwen.kb.background import vector_filler
+    from zhiwen.kb.registry import vector_filler
 
     settings = settings_of(home)
     server = create_app(settings, background=Background(vectors=True))

@@ -8,6 +8,7 @@ LangChain's ``ChatOpenAI`` talk to zhiwen as to any OpenAI endpoint:
 | GET | ``/v1/models`` , ``/v1/models/{model}`` | one model per app and per KB (:mod:`.models`) |
 | POST | ``/v1/chat/completions`` | answers, streamed or not, with citations (:mod:`.chat`) |
 | POST | ``/v1/embeddings`` | a KB's own embeddings (:mod:`.embeddings`) |
+| POST | ``/v1/feedback`` | extension: 👍/👎 on an answer by its ``zhiwen.answer_id`` (:mod:`.feedback`) |
 
 Errors are OpenAI-shaped (:mod:`.errors`). Optional bearer keys guard every route through the
 server's one access dependency (:func:`zhiwen.httpkit.deps.get_access`): with keys
@@ -36,7 +37,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends
 
-from zhiwen.api.openai import chat, embeddings, models
+from zhiwen.api.openai import chat, embeddings, feedback, models
 from zhiwen.api.openai.errors import is_openai_path
 from zhiwen.httpkit.deps import get_access
 
@@ -44,5 +45,6 @@ router = APIRouter(prefix="/v1", tags=["OpenAI 兼容接口"], dependencies=[Dep
 router.include_router(models.router)
 router.include_router(chat.router)
 router.include_router(embeddings.router)
+router.include_router(feedback.router)
 
 __all__ = ["is_openai_path", "router"]

@@ -8,6 +8,10 @@
 * **Offline** answers say so: ``zhiwen.llm_used: false`` with the reason, and a visible note
   when the app's text carries none (``Answer.has_offline_note``: the engine's extractive answers
   and the listings app write their own).
+* **FAQ** answers (``zhiwen.answer_type: "faq"``) are the entry's answer word for word: no
+  footer, no note; the entry is the one citation.
+* **Which answer**: ``zhiwen.answer_id`` (rate it with ``POST /v1/feedback``), ``answer_type``,
+  ``faq`` and ``suggestions`` (「您是不是想问：」).
 * **Usage** is an estimate, the same for every app: one token per CJK character plus one per
   four other characters (no tokenizer matches every LLM; an app may make several LLM calls or
   none). Prompt tokens count the whole conversation sent.
@@ -29,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from zhiwen.answer.model import Answer, Citation
 from zhiwen.api.openai.schemas import CitationOut, Usage, ZhiwenInfo
 from zhiwen.appkit.app import AppContext
+from zhiwen.tables.schema import answer_table
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +70,8 @@ def offline_note(answer: Answer) -> str:
     """The visible note for an extractive answer whose text does not already say so
     (``Answer.has_offline_note``; a no-results answer needs none)."""
     if answer.llm_used or answer.has_offline_note or answer.extractive_reason == "no_results":
+        return ""
+    if answer.kind == "faq":  # the owner's own answer, word for word: no model was meant to write it
         return ""
     return "\n\n" + OFFLINE_NOTE
 
@@ -106,6 +113,8 @@ def closing_text(answer: Answer, text: str, citations: Sequence[CitationOut]) ->
     """What follows ``text`` (the answer's text as shown): the sources footer (no marker in it)
     and the offline note."""
     tail = ""
+    if answer.kind == "faq":  # an FAQ answer is shown word for word; its entry is in ``citations``
+        return tail
     if citations and not has_markers(text):
         tail += sources_footer(citations)
     return tail + offline_note(answer)
@@ -117,9 +126,18 @@ def zhiwen_info(answer: Answer, *, app: str | None, kb: str | None) -> ZhiwenInf
         app=app,
         kb=kb,
         llm_used=answer.llm_used,
-        extractive_reason=None if answer.llm_used else (answer.extractive_reason or "no_llm"),
+        extractive_reason=_extractive_reason(answer),
         session_id=answer.session_id,
         route=answer.route,
         standalone_question=answer.standalone_question,
         params=dict(answer.params),
+        **answer.identity_fields(),
+        table=answer_table(answer.data),
     )
+
+
+def _extractive_reason(answer: Answer) -> str | None:
+    """Why no LLM wrote ``answer`` (None: one did, or an FAQ entry answered it)."""
+    if answer.llm_used or answer.kind == "faq":
+        return None
+    return answer.extractive_reason or "no_llm"

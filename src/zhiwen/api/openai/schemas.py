@@ -22,6 +22,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 
+from zhiwen.answer.model import AnswerFields
+from zhiwen.tables.schema import TableData
+
 Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
 
 
@@ -126,8 +129,9 @@ class CitationOut(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-class ZhiwenInfo(BaseModel):
-    """How the answer was made (extension)."""
+class ZhiwenInfo(AnswerFields):
+    """How the answer was made, and which answer it is (extension; rate it with
+    ``POST /v1/feedback`` by ``answer_id``)."""
 
     app: str | None = Field(None, description="回答的应用；通用问答为 null")
     kb: str | None = Field(None, description="所问的知识库（应用模型为 null：应用自己的知识库）")
@@ -137,6 +141,7 @@ class ZhiwenInfo(BaseModel):
     route: str | None = None
     standalone_question: str | None = Field(None, description="结合对话理解后的完整问题（检索用的就是它）")
     params: dict[str, Any] = Field(default_factory=dict, description="实际生效的检索参数")
+    table: TableData | None = Field(None, description="表格答案所依据的表格；其他答案为 null")
 
 
 class ChatCompletion(BaseModel):

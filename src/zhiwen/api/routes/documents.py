@@ -3,6 +3,7 @@
 | method | path | what |
 |--------|------|------|
 | POST | ``/api/v1/kbs/{kb}/documents`` | upload files (multipart ``files``): 202 + job |
+| POST | ``/api/v1/kbs/{kb}/documents`` with ``format=faq`` | FAQ files, imported at once: 202 + done job |
 | GET | ``/api/v1/jobs/{job_id}`` | per-file status, pages, chunks, errors |
 | GET | ``/api/v1/kbs/{kb}/documents`` | type, pages, chunks, status, error (failed uploads too) |
 | DELETE | ``/api/v1/kbs/{kb}/documents/{doc_id}`` | remove one document (its chunks and parent) |
@@ -57,12 +58,15 @@ from zhiwen.uploads import DocumentEntry, Job, UploadService
 
 router = APIRouter(prefix="/api/v1", tags=["documents"])
 
-_UPLOAD_PATH = re.compile(r"^/api/v1/kbs/[^/]+/documents/?$")
+_UPLOAD_PATH = re.compile(r"^/api/v1/kbs/[^/]+/(documents|faq/import)/?$")
+#: ``format`` of an upload: documents (parsed and indexed by the worker) or FAQ files
+UPLOAD_FORMATS = ("documents", "faq")
 
 
 def is_upload_path(path: str) -> bool:
-    """True for the upload route: it streams and limits its own body (``ingest.max_upload_bytes``),
-    so the 64 KB JSON body limit of :class:`~zhiwen.api.middleware.BodyLimitMiddleware` must skip it."""
+    """True for the upload routes (documents, FAQ import): they stream and limit their own body
+    (``ingest.max_upload_bytes``), so the 64 KB JSON body limit of
+    :class:`~zhiwen.api.middleware.BodyLimitMiddleware` must skip them."""
     return bool(_UPLOAD_PATH.match(path))
 
 
@@ -92,7 +96,12 @@ class Deleted(BaseModel):
                     "schema": {
                         "type": "object",
                         "properties": {
-                            "files": {"type": "array", "items": {"type": "string", "format": "binary"}}
+                            "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
+                            "format": {
+                                "type": "string",
+                                "enum": list(UPLOAD_FORMATS),
+                                "description": "faq：作为 FAQ 文件（CSV/XLSX/JSONL）立即导入（全部或全不）",
+                            },
                         },
                         "required": ["files"],
                     }
@@ -109,6 +118,7 @@ async def upload_documents(
     ] = None,
     settings: Settings = Depends(get_settings_dep),
     uploads: UploadService = Depends(get_uploads),
+    access: Access = Depends(get_access),
 ) -> dict[str, Any]:
     limit = settings.ingest.max_upload_bytes
     declared = request.headers.get("content-length")
@@ -123,10 +133,22 @@ async def upload_documents(
     slot = await run_in_threadpool(uploads.open_upload, kb, size)
     try:
         await receive_files(request.headers, request.stream(), slot, limit=limit)
-        job = await run_in_threadpool(uploads.submit, slot, ocr=ocr)
+        if _upload_format(slot.form.get("format")) == "faq":
+            job, _ = await run_in_threadpool(lambda: uploads.import_faq(slot, actor=access.caller))
+        else:
+            job = await run_in_threadpool(uploads.submit, slot, ocr=ocr)
     finally:
         slot.close()  # a refused or broken upload leaves nothing under uploads/
     return ok(job.model_dump())
+
+
+def _upload_format(value: str | None) -> str:
+    fmt = (value or "documents").strip().lower()
+    if fmt not in UPLOAD_FORMATS:
+        raise InvalidParameter(
+            f"bad upload format {value!r}", message=f"format 取值无效：{value}（可选 documents、faq）"
+        )
+    return fmt
 
 
 @router.get("/jobs/{job_id}", summary="导入任务进度", response_model=Envelope[Job])

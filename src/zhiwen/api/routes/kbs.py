@@ -19,12 +19,14 @@ from zhiwen.httpkit.deps import (
     get_access,
     get_kb,
     get_kb_registry,
+    get_question_log,
     require_kb_read,
     require_kb_write,
 )
 from zhiwen.httpkit.envelope import Envelope, ok
 from zhiwen.httpkit.fields import KBName
 from zhiwen.kb import KnowledgeBase
+from zhiwen.questionlog import QuestionLog
 from zhiwen.uploads import UploadService
 
 router = APIRouter(prefix="/api/v1", tags=["knowledge bases"])
@@ -109,12 +111,18 @@ class KBDeleted(BaseModel):
     response_model=Envelope[KBDeleted],
     dependencies=[Depends(require_kb_write)],
 )
-async def delete_kb(kb: KBName, uploads: UploadService = Depends(get_uploads)) -> dict[str, Any]:
-    """Delete a whole KB (its directory and, on PostgreSQL or Qdrant, its data there).
+async def delete_kb(
+    kb: KBName,
+    uploads: UploadService = Depends(get_uploads),
+    question_log: QuestionLog = Depends(get_question_log),
+) -> dict[str, Any]:
+    """Delete a whole KB (its directory and, on PostgreSQL or Qdrant, its data there) and its
+    question log (questions and ratings).
 
     An unknown KB is 404 / 3004; a KB an import is writing is refused (409 / 3008) and kept, and
     so is a KB with an unfinished upload job (queued or running) or an upload still arriving:
     the job would otherwise write its files into the deleted KB's folder again.
     """
     await run_in_threadpool(uploads.delete_kb, kb)  # 409 first, then 404 for an unknown KB
+    await run_in_threadpool(question_log.delete_kb, kb)
     return ok({"kb": kb, "deleted": True})

@@ -16,16 +16,24 @@ Response data::
 
     {"answer": "…[1]…", "route": "detail", "llm_used": false, "extractive_reason": "no_llm",
      "sources": [{"kb", "id", "title", "text", "score", "rerank_score", "metadata"}], "params": {…},
-     "answerable": true, "standalone_question": "…", "session_id": "s1"}
+     "answerable": true, "standalone_question": "…", "session_id": "s1",
+     "answer_id": "0k3j9x2m4n5p6q7r", "answer_type": "extractive", "faq": null, "suggestions": []}
+
+``answer_id`` names the answer (rate it: ``POST /api/v1/feedback``; the question log keeps it).
+An FAQ entry that answers the question is given word for word: ``answer_type: "faq"``,
+``faq: {question, score, entry_id}``, the entry as the one source. A question close to an entry
+but not close enough is answered as usual, with the entries' questions in ``suggestions``
+(「您是不是想问：」).
 
 ``answer`` is markdown (a short cited lead, then 相关段落; lists, tables and code kept).
 ``answerable: false``: nothing in the KB passed its relevance floor — the answer says so and
 lists the closest passages as 可能相关.
 
 With ``"stream": true`` the answer comes as server-sent events: ``sources``, ``delta``
-(repeated, ``{"text"}``), ``done`` (``{llm_used, route, extractive_reason, params, answerable,
-standalone_question, session_id}``), or an in-band ``error`` (``{code, message}``). LLM failures
-never become HTTP errors: the answer is extractive and says so.
+(repeated, ``{"text"}``), ``done`` (``{answer_id, answer_type, faq, suggestions, llm_used, route,
+extractive_reason, params, answerable, standalone_question, session_id}``), or an in-band
+``error`` (``{code, message}``). LLM failures never become HTTP errors: the answer is extractive
+and says so.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from pydantic import BaseModel, Field, StrictBool, StrictInt
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
+from zhiwen.answer.model import AnswerFields
 from zhiwen.appkit import Answer, AppContext, AskRequest, Citation
 from zhiwen.appkit.registry import AppRegistry
 from zhiwen.conversation import service as conversation
@@ -46,6 +55,7 @@ from zhiwen.httpkit.deps import KBRegistry, get_access, get_app_context, get_app
 from zhiwen.httpkit.envelope import Envelope, ok
 from zhiwen.httpkit.fields import MAX_HISTORY_MESSAGES, ChatTurn, KBName, Question
 from zhiwen.httpkit.sse import SSE_RESPONSE, sse_stream
+from zhiwen.tables.schema import TableData, answer_table
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["qa"])
@@ -68,7 +78,7 @@ class QARequest(BaseModel):
     model_config = {"json_schema_extra": {"examples": [{"kb": "demo", "question": "怎么创建知识库？"}]}}
 
 
-class QAData(BaseModel):
+class QAData(AnswerFields):
     answer: str
     route: str | None = None
     sources: list[Citation]
@@ -82,10 +92,14 @@ class QAData(BaseModel):
         None, description="结合对话理解后的完整问题（理解为：…），检索用的就是它"
     )
     session_id: str | None = Field(None, description="会话 ID")
+    table: TableData | None = Field(
+        None, description="表格答案所依据的表格（单元格所在行或 SQL 结果）；其他答案为 null"
+    )
 
 
 def qa_data(answer: Answer) -> QAData:
     return QAData(
+        **answer.identity_fields(),
         answer=answer.answer,
         route=answer.route,
         sources=answer.citations,
@@ -95,6 +109,7 @@ def qa_data(answer: Answer) -> QAData:
         answerable=answer.answerable,
         standalone_question=answer.standalone_question,
         session_id=answer.session_id,
+        table=answer_table(answer.data),
     )
 
 

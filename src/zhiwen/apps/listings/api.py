@@ -38,6 +38,7 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from starlette.concurrency import run_in_threadpool
 
+from zhiwen.answer.model import AnswerFields
 from zhiwen.appkit import AppContext, AskRequest
 from zhiwen.appkit.app import BaseApp
 from zhiwen.conversation import service as conversation
@@ -69,8 +70,9 @@ class AskIn(BaseModel):
     )
 
 
-class AskData(ListingsResult):
-    """``POST /ask``'s ``data``: the search's result and the conversation's session id."""
+class AskData(ListingsResult, AnswerFields):
+    """``POST /ask``'s ``data``: the search's result, the conversation's session id, and which
+    answer it is (``answer_id`` …)."""
 
     session_id: str | None = Field(None, description="会话 ID")
 
@@ -103,4 +105,4 @@ async def ask(
         options={"max_results": body.max_results},
     )
     answer = await run_in_threadpool(conversation.ask, app, request, ctx)
-    return ok({**answer.data, "session_id": answer.session_id})
+    return ok({**answer.data, "session_id": answer.session_id, **answer.identity_fields()})

@@ -70,6 +70,9 @@ class ListingsApp(BaseApp):
     kbs = (KBSpec("listings", "链家二手房挂牌房源（2019 年快照，五城）", vectors=False),)
     options_model = ListingsOptions
 
+    def faq_kb(self, request: AskRequest) -> str | None:
+        return None  # its answers are listings (AskData), not a text an FAQ entry could replace
+
     def formats(self) -> Mapping[str, Loader]:
         return {FORMAT: load_lianjia}
 

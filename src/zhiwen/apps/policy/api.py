@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
+from zhiwen.answer.model import Answer, AnswerFields
 from zhiwen.appkit import AppContext, AskRequest, Citation
 from zhiwen.appkit.app import BaseApp
 from zhiwen.conversation import service as conversation
@@ -82,17 +83,17 @@ class PolicyCountry(BaseModel):
     en: str
 
 
-class PolicyAskData(BaseModel):
+class PolicyAskData(AnswerFields):
     answer: str
     standalone_question: str | None = Field(None, description="结合对话理解后的完整问题（检索用的就是它）")
-    intent: str = Field(description="visa_free | airline_visa_free | both | other")
+    intent: str = Field("other", description="visa_free | airline_visa_free | both | other")
     rewritten_question: str | None = Field(None, description="改写后的问题（通用问题不改写）")
-    strategy: str = Field(description="dual | single")
+    strategy: str | None = Field(None, description="dual | single（FAQ 条目逐字回答时为 null）")
     fallback_reason: str | None = Field(None, description="降级为单问题检索的原因")
     sources: list[PolicySource]
     llm_used: bool
     extractive_reason: str | None = None
-    as_of: str
+    as_of: str | None = Field(None, description="按哪天判断政策是否到期（FAQ 条目逐字回答时为 null）")
     countries: list[PolicyCountry] = Field(default_factory=list)
     classification: dict[str, Any] = Field(default_factory=dict)
     kb_errors: dict[str, str] = Field(default_factory=dict)
@@ -125,4 +126,18 @@ async def policy_ask(
         events = await run_in_threadpool(conversation.stream, app, request, ctx)
         return EventSourceResponse(sse_stream(events, log=log), ping=15)
     answer = await run_in_threadpool(conversation.ask, app, request, ctx)
-    return ok({**answer.data, "session_id": answer.session_id})
+    return ok(policy_data(answer))
+
+
+def policy_data(answer: Answer) -> dict[str, Any]:
+    """The route's data: the app's own fields (``Answer.data``) over the answer's text and
+    sources — all an answer the app did not write has (an FAQ entry, word for word) — and which
+    answer it is."""
+    generic = {
+        "answer": answer.answer,
+        "llm_used": answer.llm_used,
+        "extractive_reason": answer.extractive_reason,
+        "standalone_question": answer.standalone_question,
+        "sources": [PolicySource(**c.model_dump()) for c in answer.citations],
+    }
+    return {**generic, **answer.data, "session_id": answer.session_id, **answer.identity_fields()}

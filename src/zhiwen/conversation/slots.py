@@ -1,0 +1,126 @@
+"""Slot follow-ups: a short follow-up that changes one part of the previous question keeps the rest.
+
+After 「2021年四川省物理类金融学类最低分是多少？」, 「那2022年呢」 asks the same of 2022 and
+「历史类的呢」 the same of 历史类: the follow-up names a new value of a slot the previous question
+filled, and the previous question is asked again with that slot changed. A slot is:
+
+* **a year** — 「2022年」「二〇二二年」 (Chinese digits read as Arabic) replaces the previous
+  question's year;
+* **a word with a kind suffix** — 「物理类」「河南省」「软件工程专业」「文法学院」: the word of the
+  previous question that ends with the same suffix (類 of 科类, 省, 市, 专业, 学院 …) is replaced; of
+  several, the one sharing the most characters with the new word, then the one of its length
+  (「法学类」 replaces 「金融学类」, 「物理类」 replaces 「历史类」).
+
+A follow-up with both (「那2022年河南省呢」) changes both. A follow-up whose new value has no slot in
+the previous question is left to the other rules.
+
+Example::
+
+    >>> slot_followup("2021年四川省物理类金融学类最低分是多少？", "那2022年呢")
+    ('2022年四川省物理类金融学类最低分是多少？', '2021年')
+    >>> slot_followup("2021年四川省物理类金融学类最低分是多少？", "历史类的呢？")
+    ('2021年四川省历史类金融学类最低分是多少？', '物理类')
+"""
+
+from __future__ import annotations
+
+import re
+
+#: a follow-up that only names new values: 「那2022年呢」「换成河南省呢」「物理类的呢？」
+_FOLLOW = re.compile(
+    r"^(?P<lead>那么|那|如果是|要是|换成|改成)?\s*(?P<x>[^？?！!。，,]{2,14}?)\s*(?:的话|的)?\s*"
+    r"(?P<end>呢|怎么样|又是多少|是多少|多少)?[？?！!。.\s]*$"
+)
+_YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?!\d)\s*年?")
+_CN_YEAR = re.compile(r"([一二][〇零一二三四五六七八九]{3})(?=年)")
+_CN_DIGIT = {c: str(i) for i, c in enumerate("〇一二三四五六七八九")} | {"零": "0"}
+#: the suffixes that give a word its kind (longest first: 自治区 before 区)
+SUFFIXES = ("特别行政区", "自治区", "专业", "学院", "大学", "省", "市", "县", "区", "类", "批", "届", "级")
+#: where a word of the previous question may start: its start, after a digit, 年 or punctuation
+_BOUNDARY = re.compile(r"[\d\s年，,。？?！!、：:（）()]")
+_CJK = re.compile(r"^[\u4e00-\u9fff]+$")
+#: the longest word a slot takes
+MAX_WORD = 10
+
+
+def _arabic(text: str) -> str:
+    return _CN_YEAR.sub(lambda m: "".join(_CN_DIGIT[c] for c in m.group(1)), text)
+
+
+def _suffix(word: str) -> str:
+    return next((s for s in SUFFIXES if word.endswith(s) and len(word) > len(s)), "")
+
+
+def _word_starts(text: str, compound: bool) -> set[int]:
+    """Where a word may start: after a boundary, or — unless the new word is a compound of
+    kind words itself (「西岭大学计算机学院」) — after a word ending in a kind suffix."""
+    starts = {0} | {m.end() for m in _BOUNDARY.finditer(text)}
+    if not compound:
+        for s in SUFFIXES:
+            starts |= {m.end() for m in re.finditer(re.escape(s), text)}
+    return starts
+
+
+def _candidates(previous: str, suffix: str, compound: bool) -> list[tuple[int, int]]:
+    """The (start, end) of every word of ``previous`` that ends with ``suffix``."""
+    starts = _word_starts(previous, compound)
+    out = []
+    for m in re.finditer(re.escape(suffix), previous):
+        end = m.end()
+        begin = max((s for s in starts if s < m.start() and end - s <= MAX_WORD), default=None)
+        if begin is not None and _CJK.match(previous[begin:end]):
+            out.append((begin, end))
+    return out
+
+
+def _replace_word(previous: str, word: str) -> tuple[str, str] | None:
+    suffix = _suffix(word)
+    if not suffix or word in previous:
+        return None  # no kind, or the value the previous question already has
+    compound = any(s in word[: -len(suffix)] for s in SUFFIXES)
+    spans = _candidates(previous, suffix, compound)
+    if not spans:
+        return None
+    stem = set(word[: -len(suffix)])
+
+    def fit(span: tuple[int, int]) -> tuple[int, int]:
+        old = previous[span[0] : span[1]]
+        return len(stem & set(old[: -len(suffix)])), -abs(len(old) - len(word))
+
+    b, e = max(spans, key=fit)
+    return previous[:b] + word + previous[e:], previous[b:e]
+
+
+def _replace_year(previous: str, year: str) -> tuple[str, str] | None:
+    m = _YEAR.search(previous)
+    if m is None or m.group(1) == year:
+        return None
+    return previous[: m.start(1)] + year + previous[m.end(1) :], m.group(0)
+
+
+def slot_followup(previous: str, followup: str) -> tuple[str, str] | None:
+    """(the previous question with the follow-up's slots changed, what was replaced), or None
+    when ``followup`` is not such a follow-up (see the module docstring)."""
+    match = _FOLLOW.match(followup.strip())
+    if match is None or not (match.group("lead") or match.group("end")):
+        return None
+    new = _arabic(match.group("x").strip())
+    question, replaced = previous, []
+    year = _YEAR.search(new)
+    if year is not None:
+        done = _replace_year(question, year.group(1))
+        if done is None:
+            return None
+        question, old = done
+        replaced.append(old)
+        new = (new[: year.start()] + new[year.end() :]).strip()
+    if new:
+        done = _replace_word(question, new) if _CJK.match(new) else None
+        if done is None:
+            return None
+        question, old = done
+        replaced.append(old)
+    return (question, "、".join(replaced)) if replaced else None
+
+
+__all__ = ["SUFFIXES", "slot_followup"]
