@@ -70,6 +70,7 @@ from zhiwen.api.routes import (
     feedback,
     health,
     kbs,
+    portable,
     qa,
     questions,
     search,
@@ -127,13 +128,13 @@ def create_app(
     install_exception_handlers(app)
     # added first = innermost: admission holds a slot only for requests that passed every check
     app.add_middleware(AdmissionMiddleware, settings=settings)
-    app.add_middleware(InputHygieneMiddleware, streams_own_body=documents.is_upload_path)
+    app.add_middleware(InputHygieneMiddleware, streams_own_body=_streams_own_body)
     # added last = outermost: the context middleware sees (and ids, counts) the 413s too
     app.add_middleware(
         BodyLimitMiddleware,
         max_bytes=settings.api.max_body_bytes,
         limits={"/v1/": settings.api.max_chat_body_bytes},
-        streams_own_body=documents.is_upload_path,
+        streams_own_body=_streams_own_body,
     )
     if settings.api.cors_origins:
         app.add_middleware(
@@ -149,6 +150,11 @@ def create_app(
     return app
 
 
+def _streams_own_body(path: str) -> bool:
+    """Routes that read and bound their own (large) bodies: document uploads, KB imports."""
+    return documents.is_upload_path(path) or portable.is_import_path(path)
+
+
 def _include_routers(app: FastAPI, registry: AppRegistry | None) -> None:
     """Every router behind the access dependency but ``/healthz`` and the web UI's files."""
     keyed = [Depends(get_access)]
@@ -157,6 +163,7 @@ def _include_routers(app: FastAPI, registry: AppRegistry | None) -> None:
     engine = (
         health.metrics_router,
         kbs.router,
+        portable.router,  # KB export / import
         documents.router,
         search.router,
         qa.router,

@@ -391,7 +391,7 @@ def info_rows(info: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 kb_app = typer.Typer(
-    help="管理知识库：list、info、delete；段落、修改记录、FAQ、词典、同义词；提问记录与统计",
+    help="管理知识库：list、info、delete；段落、修改记录、FAQ、词典、同义词；提问记录与统计；export、import",
     no_args_is_help=True,
 )
 

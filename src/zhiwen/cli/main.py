@@ -25,6 +25,7 @@ _COMMAND_MODULES = (
     "zhiwen.cli.kb_curation",  # kb chunks/chunk/changes/undo/synonyms/dictionary
     "zhiwen.cli.kb_faq",  # kb faq
     "zhiwen.cli.kb_questions",  # kb questions/stats
+    "zhiwen.cli.portable",  # kb export/import, backup, restore
     "zhiwen.cli.search",  # search
     "zhiwen.cli.eval",  # eval
     "zhiwen.cli.tune",  # tune (a KB's fusion / BM25 / feedback parameters)

@@ -132,6 +132,26 @@ def drop_kb(url: str, kb: str) -> bool:
         raise unavailable(exc, "connect") from exc
 
 
+def rename_kb(url: str, old: str, new: str) -> None:
+    """Give knowledge base ``old``'s schema the name of ``new``, in one transaction (an import
+    stages under a temporary name, then takes the final one); ``new`` must not exist."""
+    try:
+        with psycopg.connect(url, connect_timeout=5) as conn:
+            conn.execute(
+                sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(
+                    sql.Identifier(schema_name(old)), sql.Identifier(schema_name(new))
+                )
+            )
+            conn.execute(
+                sql.SQL("UPDATE {}.zw_meta SET value = %s WHERE key = 'kb'").format(
+                    sql.Identifier(schema_name(new))
+                ),
+                (Jsonb(new, dumps=json_dumps),),
+            )
+    except CONNECTION_ERRORS as exc:
+        raise unavailable(exc, "connect") from exc
+
+
 def list_kbs(url: str) -> list[str]:
     """Names of the knowledge bases stored in this database."""
     try:

@@ -67,6 +67,30 @@ def drop_store(url: str, name: str) -> bool:
     raise _unknown(url)
 
 
+def renames(url: str) -> bool:
+    """Whether :func:`rename_store` can give a KB's data another name (a Qdrant server cannot)."""
+    return not url.startswith(QDRANT_SCHEMES[1:])
+
+
+def rename_store(url: str, old: str, new: str) -> None:
+    """Give the data of knowledge base ``old`` (closed) the name ``new`` (absent): a PostgreSQL
+    schema or Qdrant Edge shards. The embedded store lives in the KB's directory, which the
+    caller renames, so this does nothing for it."""
+    if url == "embedded":
+        return
+    if url.startswith(POSTGRES_SCHEMES):
+        from zhiwen.store._pg_schema import rename_kb
+
+        rename_kb(url, old, new)
+        return
+    if url.startswith(QDRANT_SCHEMES):
+        from zhiwen.store.qdrant import rename_qdrant_kb
+
+        rename_qdrant_kb(url, old, new)
+        return
+    raise _unknown(url)
+
+
 def _unknown(url: str) -> InvalidParameter:
     return InvalidParameter(
         f"unknown store {url!r}: use 'embedded', a postgresql:// URL, qdrant+local://PATH or qdrant://HOST:PORT",

@@ -268,3 +268,17 @@ def open_qdrant(url: str, *, kb: str, dim: int | None) -> QdrantStore:
 def drop_qdrant_kb(url: str, kb: str) -> bool:
     """Delete knowledge base ``kb`` from the Qdrant store at ``url``; True when it existed."""
     return open_engine(url, kb).drop()
+
+
+def rename_qdrant_kb(url: str, old: str, new: str) -> None:
+    """Move knowledge base ``old``'s Qdrant Edge shards to the name ``new`` (closed, and ``new``
+    absent). A Qdrant server cannot rename a collection: :func:`zhiwen.store.factory.renames`
+    says so before anyone stages under another name."""
+    if not url.startswith(LOCAL_SCHEME):
+        raise StoreUnavailable(
+            f"cannot rename collections on {_redact(url)}", message="Qdrant 服务不支持重命名知识库"
+        )
+    from zhiwen.store._qdrant_edge import kb_dir_name
+
+    root = Path(url[len(LOCAL_SCHEME) :]).expanduser()
+    (root / kb_dir_name(old)).rename(root / kb_dir_name(new))
