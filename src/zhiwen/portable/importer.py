@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 import secrets
 import shutil
 import time
@@ -64,7 +65,11 @@ from zhiwen.portable.progress import NullSteps, Steps
 from zhiwen.portable.sqlite_rows import load_rows
 from zhiwen.store.factory import drop_store, rename_store, renames
 
+log = logging.getLogger(__name__)
+
 STAGING_DIR = ".importing"
+#: in a staging KB's folder once it is complete (only the swap is left)
+READY = ".ready"
 BATCH = 512
 _CHUNK_FIELDS = {f.name for f in dataclasses.fields(Chunk)}
 _DOC_FIELDS = {f.name for f in dataclasses.fields(Document)}
@@ -368,11 +373,13 @@ def _swap(settings: Settings, target: Target, stage_dir: Path, manifest: Manifes
         revision = max(int(manifest.config.get("revision", 0)), old_revision) + 1  # no cache keeps the old
         config = target.config.model_copy(update={"name": target.name, "revision": revision})
         write_config(stage_dir, json.dumps(config.model_dump(), ensure_ascii=False, indent=2) + "\n")
+        (stage_dir / READY).touch()  # complete: never swept, even if we die between delete and rename
         if existed and target.staged:
             delete_kb(target.name, settings)
         if target.staged:
             rename_store(target.config.store, target.config.name, target.name)
         stage_dir.rename(final_dir)
+        (final_dir / READY).unlink(missing_ok=True)
 
 
 def _discard(kb: KnowledgeBase | None, store: str | None, stage_dir: Path) -> None:
@@ -402,6 +409,11 @@ def sweep_abandoned(settings: Settings) -> list[str]:
         except Timeout:
             continue  # a running import's
         try:
+            if (stage_dir / READY).is_file():  # a finished import that died while swapping: kept
+                log.warning(
+                    "complete staged import left in %s: move it to %s to keep it", stage_dir, settings.kb_root
+                )
+                continue
             if (settings.kb_root / stage_dir.name / "kb.json").is_file():
                 shutil.rmtree(stage_dir, ignore_errors=True)  # direct mode, KB already live: its data stays
             else:
