@@ -18,10 +18,13 @@
 # CI=true (what .ci/run sets) means --system plus rerank where a local torch CPU wheel exists,
 # so CI runs everything. The first argument that is none of these, and all after it (or all
 # after `--`), go to pytest, e.g. `bash scripts/test.sh -k store -x`.
+#
+# pytest runs one worker per core (pytest-xdist; `auto` stops at 4, ZHIWEN_TEST_WORKERS=N sets N,
+# 0 runs everything in one process): the suite is ~3,000 tests and 2 cores halve its time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "scripts/test.sh: $*" >&2; exit 2; }
 
 KNOWN_EXTRAS="rerank ocr qdrant dev"
@@ -86,7 +89,12 @@ if [ ${#plan_system[@]} -gt 0 ]; then
 else
   echo "  install into the system: nothing"
 fi
-echo "  run: ruff check src tests bench; mypy; python -m pytest -q -p no:cacheprovider $*"
+# a test file's tests run on one worker, and so does each directory that shares a costly session
+# fixture (tests/conftest.py: pytest_xdist_make_scheduler)
+workers="${ZHIWEN_TEST_WORKERS:-auto}"
+pytest_cmd=(python -m pytest -q -p no:cacheprovider)
+[ "$workers" = 0 ] || pytest_cmd+=(-n "$workers" --maxprocesses 4 --dist loadfile)
+echo "  run: ruff check src tests bench; mypy; ${pytest_cmd[*]} $*"
 for s in "${skips[@]}"; do echo "  skip: $s"; done
 [ -d ../shared/data ] || [ -n "${ZHIWEN_SHARED_DATA:-}" ] \
   || echo "  skip: tests on ../shared/data (not here)   enable: set ZHIWEN_SHARED_DATA"
@@ -119,4 +127,4 @@ fi
 
 echo "== ruff"; ruff check src tests bench
 echo "== mypy"; mypy
-echo "== pytest"; exec python -m pytest -q -p no:cacheprovider "$@"
+echo "== pytest"; exec "${pytest_cmd[@]}" "$@"
