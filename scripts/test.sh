@@ -106,14 +106,17 @@ PY=${PYTHON:-python3}
 # shellcheck disable=SC1091
 . .venv/bin/activate
 export PIP_DISABLE_PIP_VERSION_CHECK=1
+# no bytecode for all ~19,000 installed modules (~70 s of CPU, most of it torch and transformers,
+# which the tests barely import): Python compiles what is imported, once, on first import
+pip_install=(python -m pip install -q --no-compile)
 if [ "$plan_pip" != ".[dev,qdrant,ocr]" ] && ! python -c 'import sentence_transformers, torch' 2>/dev/null; then
   # a plain `pip install torch` would pull GBs of CUDA: the local CPU wheel first, where there is one
-  [ -n "$torch_wheel" ] && python -m pip install -q "$torch_wheel"
+  [ -n "$torch_wheel" ] && "${pip_install[@]}" "$torch_wheel"
 fi
 # OCR is the [ocr] extra (RapidOCR, its models ship inside the wheel); without it OCR tests skip
-python -m pip install -q -e "$plan_pip" \
+"${pip_install[@]}" -e "$plan_pip" \
   || { echo "warning: '$plan_pip' did not install; retrying without ocr (OCR tests will be skipped)" >&2
-       python -m pip install -q -e "${plan_pip/,ocr/}"; }
+       "${pip_install[@]}" -e "${plan_pip/,ocr/}"; }
 
 if [ ${#plan_system[@]} -gt 0 ]; then
   if ! command -v chromium >/dev/null 2>&1; then
