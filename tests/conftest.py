@@ -20,7 +20,17 @@ SHARED_DATA = Path(os.environ.get("ZHIWEN_SHARED_DATA", REPO_ROOT.parent / "shar
 # PDFs printed by chromium, a live server with its browser): under pytest-xdist each runs on one
 # worker, so the fixture is built once. Every other test file is a unit of its own, which keeps
 # its module fixtures (servers, KBs) built once too.
-SESSION_GROUPS = ("browser", "faults", "ingest", "apps/recipes", "apps/policy", "apps/advisor", "llm_real")
+SESSION_GROUPS = (
+    "apps/advisor",
+    "apps/listings",
+    "apps/policy",
+    "apps/recipes",
+    "browser",
+    "faults",
+    "ingest",
+    "llm_real",
+    "openai_front",
+)
 
 
 def xdist_unit_of(nodeid: str) -> str:
