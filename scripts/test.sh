@@ -18,10 +18,13 @@
 # CI=true (what .ci/run sets) means --system plus rerank where a local torch CPU wheel exists,
 # so CI runs everything. The first argument that is none of these, and all after it (or all
 # after `--`), go to pytest, e.g. `bash scripts/test.sh -k store -x`.
+#
+# pytest runs one worker per core (pytest-xdist; `auto` stops at 4, ZHIWEN_TEST_WORKERS=N sets N,
+# 0 runs everything in one process): the suite is ~3,000 tests and 2 cores halve its time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "scripts/test.sh: $*" >&2; exit 2; }
 
 KNOWN_EXTRAS="rerank ocr qdrant dev"
@@ -86,7 +89,12 @@ if [ ${#plan_system[@]} -gt 0 ]; then
 else
   echo "  install into the system: nothing"
 fi
-echo "  run: ruff check src tests bench; mypy; python -m pytest -q -p no:cacheprovider $*"
+# a test file's tests run on one worker, and so does each directory that shares a costly session
+# fixture (tests/conftest.py: pytest_xdist_make_scheduler)
+workers="${ZHIWEN_TEST_WORKERS:-auto}"
+pytest_cmd=(python -m pytest -q -p no:cacheprovider)
+[ "$workers" = 0 ] || pytest_cmd+=(-n "$workers" --maxprocesses 4 --dist loadfile)
+echo "  run: ruff check src tests bench; mypy; ${pytest_cmd[*]} $*"
 for s in "${skips[@]}"; do echo "  skip: $s"; done
 [ -d ../shared/data ] || [ -n "${ZHIWEN_SHARED_DATA:-}" ] \
   || echo "  skip: tests on ../shared/data (not here)   enable: set ZHIWEN_SHARED_DATA"
@@ -98,14 +106,22 @@ PY=${PYTHON:-python3}
 # shellcheck disable=SC1091
 . .venv/bin/activate
 export PIP_DISABLE_PIP_VERSION_CHECK=1
+# bytecode is cached (in ./.venv and the __pycache__ folders git ignores): with
+# PYTHONDONTWRITEBYTECODE set, every pytest worker and every server a test starts compiles all it
+# imports again, and pytest rewrites the asserts of all 800 test modules again (collection: 26 s of
+# CPU instead of 12)
+unset PYTHONDONTWRITEBYTECODE
+# no bytecode for all ~19,000 installed modules at install (~70 s of CPU, most of it torch and
+# transformers, which the tests barely import): Python compiles what is imported, once, on import
+pip_install=(python -m pip install -q --no-compile)
 if [ "$plan_pip" != ".[dev,qdrant,ocr]" ] && ! python -c 'import sentence_transformers, torch' 2>/dev/null; then
   # a plain `pip install torch` would pull GBs of CUDA: the local CPU wheel first, where there is one
-  [ -n "$torch_wheel" ] && python -m pip install -q "$torch_wheel"
+  [ -n "$torch_wheel" ] && "${pip_install[@]}" "$torch_wheel"
 fi
 # OCR is the [ocr] extra (RapidOCR, its models ship inside the wheel); without it OCR tests skip
-python -m pip install -q -e "$plan_pip" \
+"${pip_install[@]}" -e "$plan_pip" \
   || { echo "warning: '$plan_pip' did not install; retrying without ocr (OCR tests will be skipped)" >&2
-       python -m pip install -q -e "${plan_pip/,ocr/}"; }
+       "${pip_install[@]}" -e "${plan_pip/,ocr/}"; }
 
 if [ ${#plan_system[@]} -gt 0 ]; then
   if ! command -v chromium >/dev/null 2>&1; then
@@ -119,4 +135,4 @@ fi
 
 echo "== ruff"; ruff check src tests bench
 echo "== mypy"; mypy
-echo "== pytest"; exec python -m pytest -q -p no:cacheprovider "$@"
+echo "== pytest"; exec "${pytest_cmd[@]}" "$@"

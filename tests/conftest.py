@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +15,44 @@ from zhiwen.llm import OpenAIChatClient
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("ZHIWEN_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
+
+# Directories whose tests share a session fixture that is costly to build (a KB over shared data,
+# PDFs printed by chromium, a live server with its browser): under pytest-xdist each runs on one
+# worker, so the fixture is built once. Every other test file is a unit of its own, which keeps
+# its module fixtures (servers, KBs) built once too.
+SESSION_GROUPS = (
+    "apps/advisor",
+    "apps/listings",
+    "apps/policy",
+    "apps/recipes",
+    "browser",
+    "faults",
+    "ingest",
+    "llm_real",
+    "openai_front",
+)
+
+
+def xdist_unit_of(nodeid: str) -> str:
+    """The scheduling unit of a test: its session group's directory, else its file."""
+    path = nodeid.split("::", 1)[0]
+    return next((f"tests/{group}" for group in SESSION_GROUPS if path.startswith(f"tests/{group}/")), path)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, absent without it
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` (scripts/test.sh), with the session groups above as one unit each.
+
+    xdist's own ``loadgroup`` renames node ids, which this pytest no longer lets a plugin do."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SessionGroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_unit_of(nodeid)
+
+    return SessionGroupScheduling(config, log)
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
+from support.cli_zygote import Forked
+from support.live_zhiwen import spawn_serve
 from zhiwen.cli.serve import ensure_demo_kb
 from zhiwen.config import Settings
 
@@ -37,7 +38,7 @@ class Server:
         self.log = log
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: subprocess.Popen[bytes] | Forked | None = None
 
     def start(self) -> None:
         env = {
@@ -48,11 +49,8 @@ class Server:
             "HF_HUB_OFFLINE": "1",  # never reach the network
         }
         env.pop("ZHIWEN_LLM__BASE_URL", None)
-        cmd = [sys.executable, "-m", "zhiwen.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)]
-        with self.log.open("ab") as fh:
-            self.proc = subprocess.Popen(
-                cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, cwd=self.home.parent
-            )
+        with self.log.open("ab") as fh:  # forked from a pre-imported zhiwen (support.live_zhiwen)
+            self.proc = spawn_serve(self.port, env=env, cwd=self.home.parent, log=fh.fileno())
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -4,13 +4,12 @@ start, naming the home and the first server's pid and address; a dead server's l
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import httpx
 import pytest
 
-from support.live_zhiwen import LiveServer, free_port, serve_command, server_env
+from support.live_zhiwen import LiveServer, free_port, server_env, spawn_serve
 
 
 def squeezed(text: str) -> str:
@@ -23,11 +22,11 @@ def test_a_second_server_on_the_same_home_refuses_and_names_the_first(tmp_path: 
     first = LiveServer(home, tmp_path / "first.log").start()
     try:
         port = free_port()
-        second = subprocess.run(
-            serve_command(port), env=server_env(home), capture_output=True, timeout=90, cwd=tmp_path
-        )
-        said = squeezed((second.stdout + second.stderr).decode("utf-8", "replace"))
-        assert second.returncode == 2, said
+        with (tmp_path / "second.log").open("wb") as log:
+            second = spawn_serve(port, env=server_env(home), cwd=tmp_path, log=log.fileno())
+        code = second.wait(timeout=90)
+        said = squeezed((tmp_path / "second.log").read_text("utf-8", "replace"))
+        assert code == 2, said
         assert f"pid{first.pid}" in said and f"127.0.0.1:{first.port}" in said, said
         assert squeezed(str(home)) in said and "只能运行一个服务" in said, said
         with pytest.raises(httpx.HTTPError):

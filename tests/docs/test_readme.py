@@ -9,7 +9,7 @@ block shows), no LLM, and a free port instead of 8000. ``curl`` fails on an HTTP
 the background …) is described in :mod:`readme_blocks`; blocks without a note run as written, and
 a block in a shell dialect the test does not know fails :func:`test_every_block_is_accounted_for`.
 
-The ``zhiwen`` on the blocks' PATH forks from a pre-imported CLI (:mod:`cli_zygote`): each
+The ``zhiwen`` on the blocks' PATH forks from a pre-imported CLI (:mod:`support.cli_zygote`): each
 command is still its own process with its own fds, env and exit status, without paying the CLI's
 ~3 s import ~40 times. ``ZHIWEN_DOCTEST_REAL_CLI=1`` runs the installed ``zhiwen`` instead;
 ``ZHIWEN_DOCTEST_OUT=DIR`` keeps each block's script and output there.
@@ -137,7 +137,7 @@ def doc_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
     if os.environ.get("ZHIWEN_DOCTEST_REAL_CLI") == "1":
         yield env
         return
-    from cli_zygote import Zygote
+    from support.cli_zygote import Zygote
 
     keep = os.environ.get("ZHIWEN_DOCTEST_OUT")
     log = Path(keep) / "zygote.log" if keep else tmp / "zygote.log"  # each command's CPU seconds

@@ -96,9 +96,12 @@ def test_ci_runs_everything(repo: Path) -> None:
 
 def test_pytest_arguments_pass_through(repo: Path) -> None:
     r = run(repo, "--dry-run", "-k", "store", "-x")
-    assert "python -m pytest -q -p no:cacheprovider -k store -x" in r.stdout
+    xdist = "-n auto --maxprocesses 4 --dist loadfile"
+    assert f"python -m pytest -q -p no:cacheprovider {xdist} -k store -x" in r.stdout
+    r = run(repo, "--dry-run", "-x", ZHIWEN_TEST_WORKERS="0")  # one process: no xdist at all
+    assert "python -m pytest -q -p no:cacheprovider -x" in r.stdout
     r = run(repo, "--dry-run", "--", "--system")  # after --, even our own flags go to pytest
-    assert "cacheprovider --system" in r.stdout and "install into the system: nothing" in r.stdout
+    assert "loadfile --system" in r.stdout and "install into the system: nothing" in r.stdout
 
 
 def test_bad_and_help(repo: Path) -> None:

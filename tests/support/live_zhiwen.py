@@ -2,21 +2,30 @@
 
 Every wait is bounded; :meth:`LiveServer.stop` is safe to call twice, and the fixtures that make
 one always stop it.
+
+The servers are forked from one pre-imported ``zhiwen`` per test process (:mod:`support.cli_zygote`):
+importing the CLI costs ~2.5 s of CPU, and the suite starts dozens of servers. Each is still a
+process of its own with its own pid, environment and signals. ``ZHIWEN_TEST_NO_ZYGOTE=1`` starts
+them with a plain ``python -m zhiwen.cli serve`` instead.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from support.cli_zygote import Forked, Zygote
 
 START_TIMEOUT_S = 90.0
 
@@ -46,6 +55,25 @@ def serve_command(port: int) -> list[str]:
     return [sys.executable, "-m", "zhiwen.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
 
 
+_ZYGOTE: list[Zygote] = []  # this test process's, started by the first server
+
+
+def _zygote() -> Zygote:
+    if not _ZYGOTE:
+        where = Path(tempfile.mkdtemp(prefix="zw-zygote-"))  # short: a Unix socket path is ≤ 107 bytes
+        env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+        _ZYGOTE.append(Zygote(where / "zhiwen.sock", env=env, log=where / "zygote.log").start())
+        atexit.register(_ZYGOTE[0].stop)
+    return _ZYGOTE[0]
+
+
+def spawn_serve(port: int, *, env: dict[str, str], cwd: Path, log: int) -> subprocess.Popen[bytes] | Forked:
+    """``zhiwen serve`` on ``127.0.0.1:port``, its output to the file descriptor ``log``."""
+    if os.environ.get("ZHIWEN_TEST_NO_ZYGOTE") == "1":
+        return subprocess.Popen(serve_command(port), env=env, stdout=log, stderr=subprocess.STDOUT, cwd=cwd)
+    return _zygote().fork(serve_command(port)[3:], env=env, cwd=cwd, stdout=log)
+
+
 class LiveServer:
     def __init__(self, home: Path, log: Path, **settings: str) -> None:
         self.home = home
@@ -53,7 +81,7 @@ class LiveServer:
         self.settings = settings
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: subprocess.Popen[bytes] | Forked | None = None
 
     @property
     def pid(self) -> int:
@@ -63,13 +91,8 @@ class LiveServer:
     def start(self) -> LiveServer:
         self.home.mkdir(parents=True, exist_ok=True)
         with self.log.open("ab") as fh:
-            self.proc = subprocess.Popen(
-                serve_command(self.port),
-                env=server_env(self.home, **self.settings),
-                stdout=fh,
-                stderr=subprocess.STDOUT,
-                cwd=self.home.parent,
-            )
+            env = server_env(self.home, **self.settings)
+            self.proc = spawn_serve(self.port, env=env, cwd=self.home.parent, log=fh.fileno())
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

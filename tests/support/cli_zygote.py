@@ -13,10 +13,16 @@ shutdown, and its exit status (or signal) becomes the client's. Signals sent to 
 Nothing of the command runs in the zygote: it never reads settings, opens a KB or starts a
 thread, so every child starts from the state a fresh ``zhiwen`` has after its imports.
 
+The live-server tests (:mod:`support.live_zhiwen`) start their ``zhiwen serve`` processes from
+one too, through :class:`Forked`: a Popen-like handle on the forked child itself (its real pid,
+so ``kill -9`` and the pid in ``server.json`` are the server's), without a client in between.
+
 Example::
 
     zygote = Zygote(tmp_path / "zhiwen.sock", env=base_env).start()
     subprocess.run(["bash", "-c", "zhiwen kb list"], env={**env, **zygote.client_env()})
+    server = zygote.fork(["serve", "--port", "8123"], env=env, cwd=tmp_path, stdout=log_fd)
+    server.terminate(); server.wait(timeout=30)
     zygote.stop()
 """
 
@@ -31,6 +37,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -91,6 +98,10 @@ class Zygote:
     def client_env(self) -> dict[str, str]:
         return {"ZHIWEN_DOCTEST_SOCKET": str(self.sock_path), "ZHIWEN_DOCTEST_BIN": str(self.bin_dir)}
 
+    def fork(self, argv: list[str], *, env: dict[str, str], cwd: Path, stdout: int) -> Forked:
+        """``zhiwen <argv>`` forked from the zygote, stdin from /dev/null, stdout and stderr to ``stdout``."""
+        return Forked(self.sock_path, argv, env=env, cwd=cwd, stdout=stdout)
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
@@ -99,6 +110,58 @@ class Zygote:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+class Forked:
+    """A child of the zygote, driven like :class:`subprocess.Popen` (``pid``, ``returncode``,
+    ``poll``, ``wait``, ``send_signal``, ``terminate``, ``kill``). It is not our child, so its exit
+    status comes over the socket, from the zygote that reaps it."""
+
+    def __init__(
+        self, sock_path: Path, argv: list[str], *, env: dict[str, str], cwd: Path, stdout: int
+    ) -> None:
+        self.args = argv
+        self.returncode: int | None = None
+        self._ended = threading.Event()
+        self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._conn.connect(str(sock_path))
+        head = json.dumps({"argv": argv, "env": env, "cwd": str(cwd)}).encode()
+        stdin = os.open(os.devnull, os.O_RDONLY)
+        try:
+            socket.send_fds(self._conn, [struct.pack("!I", len(head))], [stdin, stdout, stdout])
+        finally:
+            os.close(stdin)
+        self._conn.sendall(head)
+        self.pid = struct.unpack("!i", _recv_exact(self._conn, 4))[0]
+        threading.Thread(target=self._await_status, daemon=True).start()
+
+    def _await_status(self) -> None:
+        try:
+            self.returncode = struct.unpack("!i", _recv_exact(self._conn, 4))[0]
+        except (ConnectionError, OSError):  # the zygote went away (and took its children along)
+            self.returncode = -signal.SIGTERM
+        self._conn.close()
+        self._ended.set()
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self._ended.wait(timeout):
+            raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
 
 
 # -- the zygote process ---------------------------------------------------------------------------
