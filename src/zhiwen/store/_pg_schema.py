@@ -162,16 +162,24 @@ def list_kbs(url: str) -> list[str]:
             ).fetchall()
             names = []
             for (schema,) in rows:
-                row = conn.execute(
-                    sql.SQL("SELECT value #>> '{{}}' FROM {}.zw_meta WHERE key = 'kb'").format(
-                        sql.Identifier(schema)
-                    )
-                ).fetchone()
-                if row and row[0]:
-                    names.append(row[0])
+                name = _kb_of_schema(conn, schema)
+                if name:
+                    names.append(name)
             return sorted(names)
     except CONNECTION_ERRORS as exc:
         raise unavailable(exc, "connect") from exc
+
+
+def _kb_of_schema(conn: psycopg.Connection[Any], schema: str) -> str | None:
+    """The KB name a schema holds; None when it went between the listing and this read (a KB
+    being deleted or an import's staging schema renamed by another process)."""
+    try:
+        row = conn.execute(
+            sql.SQL("SELECT value #>> '{{}}' FROM {}.zw_meta WHERE key = 'kb'").format(sql.Identifier(schema))
+        ).fetchone()
+    except (psycopg.errors.UndefinedTable, psycopg.errors.InvalidSchemaName):
+        return None
+    return str(row[0]) if row and row[0] else None
 
 
 def server_features(url: str, settings: PostgresSettings) -> tuple[str, dict[str, str]]:
