@@ -75,6 +75,7 @@ def test_a_refused_import_shows_the_reason(page: Any, ui_server: Server, watch: 
     error = form.get_by_test_id("error")
     error.wait_for()
     assert f"知识库「{kb}」已存在" in error.inner_text()
+    assert "勾选「覆盖」" in error.inner_text()
 
     form = import_in_page(page, bundle_file("tampered.zwkb", tampered(data)), "safety_tampered")
     page.wait_for_function(

@@ -19,9 +19,23 @@ function summary(got) {
   );
 }
 
+/** What to do in this form about a refusal: the server names the KB that exists (``data.extra.kb``)
+ * in words for the command line (--replace, --as). */
+function hint(err) {
+  const extra = (err.data && err.data.extra) || {};
+  if (extra.kb) return "。在这里：勾选「覆盖」替换它，或填写新名称。";
+  return accessHint(err);
+}
+
 /** The form; after an import the KB list is reloaded (``app.reloadKbs``). */
 export function createImportForm(app) {
-  const file = el("input", { type: "file", name: "file", accept: ".zwkb,.tar", required: true, "data-testid": "kb-import-file" });
+  const file = el("input", {
+    type: "file",
+    name: "file",
+    accept: ".zwkb,.tar",
+    required: true,
+    "data-testid": "kb-import-file",
+  });
   const names = el("span", { class: "file-names", "aria-live": "polite" }, "未选择");
   const name = el("input", {
     type: "text",
@@ -31,7 +45,11 @@ export function createImportForm(app) {
     "data-testid": "kb-import-name",
   });
   const replace = el("input", { type: "checkbox", name: "replace", "data-testid": "kb-import-replace" });
-  const submit = el("button", { type: "submit", class: "ghost small", "data-testid": "kb-import-submit" }, "导入");
+  const submit = el(
+    "button",
+    { type: "submit", class: "ghost small", "data-testid": "kb-import-submit" },
+    "导入",
+  );
   const out = el("div", { "aria-live": "polite", "data-testid": "kb-import-result" });
   file.addEventListener("change", () => {
     names.textContent = file.files.length ? file.files[0].name : "未选择";
@@ -62,7 +80,8 @@ export function createImportForm(app) {
     e.preventDefault();
     out.replaceChildren();
     if (!file.files.length) return out.append(errorBox(new Error("请选择要导入的文件")));
-    if (!name.checkValidity()) return out.append(errorBox(new Error("名称只能包含中文、字母、数字、- 和 _（最多 64 个字符）")));
+    if (!name.checkValidity())
+      return out.append(errorBox(new Error("名称只能包含中文、字母、数字、- 和 _（最多 64 个字符）")));
     out.append(el("p", { class: "muted small" }, "正在上传并校验……"));
     busy(submit, async () => {
       try {
@@ -76,7 +95,7 @@ export function createImportForm(app) {
         names.textContent = "未选择";
         await app.reloadKbs();
       } catch (err) {
-        out.replaceChildren(errorBox(err, accessHint(err)));
+        out.replaceChildren(errorBox(err, hint(err)));
       }
     });
   });

@@ -119,8 +119,6 @@ export function createSafetyPanel({ kb }) {
     ];
   }
 
-  const refresh = () => loadInto(syncBox, async () => show(await kbApi(kb, "/sync")));
-
   /** GET …/sync until it is no longer running (or the panel was closed). */
   async function follow(s) {
     let delay = POLL_FIRST_MS;
@@ -131,6 +129,20 @@ export function createSafetyPanel({ kb }) {
     }
     return s;
   }
+
+  /** A sync already running when the panel opens (the schedule's, another tab's): follow it. */
+  function followRunning(s) {
+    follow(s)
+      .then((done) => section.isConnected && syncBox.replaceChildren(...show(done)))
+      .catch((err) => note.replaceChildren(errorBox(err, accessHint(err))));
+  }
+
+  const refresh = () =>
+    loadInto(syncBox, async () => {
+      const s = await kbApi(kb, "/sync");
+      if (s.running) followRunning(s);
+      return show(s);
+    });
 
   syncBtn.addEventListener("click", () => {
     note.replaceChildren();
@@ -180,7 +192,13 @@ export function createSafetyPanel({ kb }) {
         { class: "muted small" },
         "重新读取知识库记住的来源：只解析、向量化变化了的文档，来源里删掉的文档也从知识库删除；人工修改的片段会保留。",
       ),
-      el("div", { class: "toolbar" }, syncBtn, state, el("button", { type: "button", class: "ghost small", onclick: refresh }, "刷新")),
+      el(
+        "div",
+        { class: "toolbar" },
+        syncBtn,
+        state,
+        el("button", { type: "button", class: "ghost small", onclick: refresh }, "刷新"),
+      ),
       note,
       syncBox,
     ),
