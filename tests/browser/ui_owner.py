@@ -10,6 +10,7 @@ so it runs as soon as they land.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -55,13 +56,20 @@ def client(server: Server) -> httpx.Client:
     return httpx.Client(base_url=server.url, headers=headers, timeout=30.0)
 
 
-def curated_kb(server: Server, name: str) -> str:
+def fixture_folder(server: Server, name: str) -> Path:
+    """The folder :func:`curated_kb` indexes into KB ``name``."""
+    return server.home / "fixture_data" / name
+
+
+def curated_kb(server: Server, name: str, *, remember: bool = False) -> str:
     """Index :data:`FILES` into a new KB ``name`` of the server's home (the server opens a KB only
-    when asked for it, so it finds this one complete); returns ``name``."""
+    when asked for it, so it finds this one complete); returns ``name``. With ``remember`` the
+    folder becomes the KB's sync source, as ``zhiwen index FOLDER`` makes it."""
     from zhiwen.config import LLMSettings, Settings
     from zhiwen.kb import close_all, open_kb
+    from zhiwen.sync.sources import remember_folder
 
-    folder = server.home / "fixture_data" / name
+    folder = fixture_folder(server, name)
     folder.mkdir(parents=True, exist_ok=True)
     for fname, text in FILES.items():
         (folder / fname).write_text(text, encoding="utf-8")
@@ -70,6 +78,8 @@ def curated_kb(server: Server, name: str) -> str:
     )
     kb = open_kb(name, settings=settings, create=True, embedder="hash")
     kb.index_path(folder, fmt="documents", progress=False)
+    if remember:
+        remember_folder(kb, folder)
     close_all()
     return name
 

@@ -1,9 +1,11 @@
 // 知识库: list and inspect KBs (GET /api/v1/kbs[/{kb}], /documents), upload files or a whole
 // folder (POST /api/v1/kbs/{kb}/documents, then GET /api/v1/jobs/{id} until it ends: live
 // per-file progress), delete a document or a whole KB (two clicks, no browser confirm()); each
-// KB's 「管理」 opens its owner's area (owner.js).
+// KB's 「管理」 opens its owner's area (owner.js); 「导入知识库」 loads an exported bundle
+// (kbimport.js).
 
 import { askForKey, authHeaders } from "./auth.js";
+import { createImportForm } from "./kbimport.js";
 import { ownerHash } from "./owner.js";
 import {
   $,
@@ -141,6 +143,7 @@ export function createKbView(app) {
   const detail = $("#kb-detail");
   const upForm = $("#upload-form");
   const upOut = $("#upload-progress");
+  $("#kb-import").replaceChildren(createImportForm(app));
 
   function renderList() {
     emptyNode(list);

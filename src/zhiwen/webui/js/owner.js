@@ -1,5 +1,5 @@
 // 管理知识库: the owner's area of one KB (#owner/<kb>/<panel>, opened from the 知识库 list). Its
-// panels — 文档与片段, FAQ, 词典 / 同义词, 修改记录, 提问记录, 统计 — each live in a module of
+// panels — 文档与片段, FAQ, 词典 / 同义词, 修改记录, 提问记录, 统计, 同步与备份 — each live in a module of
 // their own and call the owner routes (INTERFACES.md), which need a key with write access to the
 // KB: a refusal says so in the panel. Every change is recorded by the server and can be undone
 // under 修改记录.
@@ -8,6 +8,7 @@ import { createChangesPanel } from "./changes.js";
 import { createChunksPanel } from "./chunks.js";
 import { createFaqPanel } from "./faq.js";
 import { createQuestionsPanel } from "./questions.js";
+import { createSafetyPanel } from "./safety.js";
 import { createStatsPanel } from "./stats.js";
 import { createWordsPanel } from "./words.js";
 import { $, el } from "./util.js";
@@ -19,6 +20,7 @@ const PANELS = [
   ["changes", "修改记录", createChangesPanel],
   ["questions", "提问记录", createQuestionsPanel],
   ["stats", "统计", createStatsPanel],
+  ["safety", "同步与备份", createSafetyPanel],
 ];
 
 /** The hash that opens ``kb``'s owner area at ``panel``. */

@@ -25,9 +25,12 @@ async function envelope(resp) {
   return json.data;
 }
 
-/** POST a file as multipart (field ``file``); returns the envelope's data. */
-export async function sendFile(path, file, field = "file") {
+/** POST a file as multipart (field ``file``) with the form's other ``fields`` (strings; empty
+ * ones left out); returns the envelope's data. */
+export async function sendFile(path, file, fields = {}, field = "file") {
   const form = new FormData();
+  for (const [name, value] of Object.entries(fields))
+    if (value !== null && value !== undefined && value !== "") form.append(name, String(value));
   form.append(field, file, file.name);
   let resp;
   try {
