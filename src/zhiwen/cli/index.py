@@ -52,6 +52,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from zhiwen.cli.index_run import IndexRun
+from zhiwen.cli.kb_faq import import_faq_file, print_put
+from zhiwen.cli.kb_group import kb_app
 from zhiwen.cli.zh import setting
 from zhiwen.clikit.console import console, parse_options, print_json, run_cli
 from zhiwen.clikit.view import fit, kv_table
@@ -194,7 +196,6 @@ FAQ_FORMAT = "faq"
 def _index_faq(path: Path, name: str, embedder: str | None, as_json: bool) -> None:
     """FAQ entries from one file into KB ``name`` (made when missing, removed again when the file
     is refused): all or nothing, every bad row named (:mod:`zhiwen.owner.faq`)."""
-    from zhiwen.cli.kb_faq import import_faq_file, print_put
     from zhiwen.kb import delete_kb, list_kbs, open_kb
 
     if not path.is_file():
@@ -388,12 +389,6 @@ def info_rows(info: dict[str, Any]) -> list[tuple[str, Any]]:
     for key, value in (info.get("store") or {}).items():
         rows.append((STORE_KEYS.get(key, f"存储 {key}"), _store_value(key, value)))
     return rows
-
-
-kb_app = typer.Typer(
-    help="管理知识库：list、info、delete；段落、修改记录、FAQ、词典、同义词；提问记录与统计；export、import",
-    no_args_is_help=True,
-)
 
 
 @kb_app.command("list")

@@ -31,6 +31,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from zhiwen.cli.kb_group import kb_app
 from zhiwen.clikit.console import console, print_json, run_cli, snippet
 from zhiwen.clikit.view import fit, kv_table
 from zhiwen.errors import InvalidParameter
@@ -260,9 +261,7 @@ def kb_dictionary(
 
 
 def register(app: typer.Typer) -> None:
-    """Add the commands to the ``zhiwen kb`` group (:data:`zhiwen.cli.index.kb_app`)."""
-    from zhiwen.cli.index import kb_app
-
+    """Add the commands to the ``zhiwen kb`` group (:data:`zhiwen.cli.kb_group.kb_app`)."""
     for command, fn in (
         ("chunks", kb_chunks),
         ("chunk", kb_chunk),

@@ -24,6 +24,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from zhiwen.cli.kb_curation import CLI_ACTOR, JSON_OPT, KB_ARG
+from zhiwen.cli.kb_group import kb_app
 from zhiwen.clikit.console import console, print_json, run_cli, snippet
 from zhiwen.clikit.view import fit
 from zhiwen.errors import InvalidParameter
@@ -167,6 +168,4 @@ def _threshold(kb: KnowledgeBase, raw: str, as_json: bool) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    from zhiwen.cli.index import kb_app
-
     kb_app.command("faq")(run_cli(kb_faq))

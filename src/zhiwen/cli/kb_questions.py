@@ -24,6 +24,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from zhiwen.cli.kb_curation import JSON_OPT, KB_ARG
+from zhiwen.cli.kb_group import kb_app
 from zhiwen.clikit.console import console, print_json, run_cli, snippet
 from zhiwen.clikit.view import fit
 from zhiwen.errors import InvalidParameter
@@ -192,7 +193,5 @@ def _stat_cells(label: str, d: dict[str, Any]) -> list[str]:
 
 
 def register(app: typer.Typer) -> None:
-    from zhiwen.cli.index import kb_app
-
     kb_app.command("questions")(run_cli(kb_questions))
     kb_app.command("stats")(run_cli(kb_stats))

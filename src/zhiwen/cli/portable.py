@@ -16,6 +16,7 @@ from pathlib import Path
 import typer
 from rich.filesize import decimal
 
+from zhiwen.cli.kb_group import kb_app
 from zhiwen.clikit.console import console, print_json, run_cli
 from zhiwen.clikit.view import kv_table
 
@@ -140,8 +141,6 @@ def restore(
 
 
 def register(app: typer.Typer) -> None:
-    from zhiwen.cli.index import kb_app
-
     kb_app.command("export")(kb_export)
     kb_app.command("import")(kb_import)
     app.command("backup")(backup)
