@@ -177,7 +177,7 @@ _BULLET = re.compile(r"^\s*(?:\d{1,2}\s*[.、．)）]|[（(]\d{1,2}[)）]|[-*•
 _ITEM_END = re.compile(r"[：:，,。；;（(\[【]|\s[-—–]")
 _DECORATION = re.compile(r"\*\*|__|\[\d+\]|[“”\"「」《》]")
 #: the words before an inline list's first item (学院设有|A、B) and after its last (C|等3个专业)
-_LIST_HEAD = re.compile(r".*(?:包括|包含|设有|开设|拥有|有|为|是|：|:)")
+_LIST_HEAD = re.compile(r".*(?:包括|包含|设有|开设|拥有|推荐|例如|比如|如|像|有|为|是|：|:)")
 _LIST_TAIL = re.compile(r"(?:等|，|,|。|；).*$")
 _LAST_JOIN = re.compile(r"和|及|与|以及")
 #: an item longer than this is a sentence, not a name
