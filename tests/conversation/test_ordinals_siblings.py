@@ -56,6 +56,15 @@ def test_lists_are_read_from_numbered_lines_and_from_one_sentence() -> None:
     assert listed_items(COLLEGES_LISTED[1]["content"]) == ["计算机科学与技术学院", "外国语学院", "法学院"]
     assert listed_items(MAJORS_LISTED[1]["content"]) == ["计算机科学与技术", "软件工程", "人工智能"]
     assert listed_items("学院始建于1978年，位于东校区。") == []
+    assert listed_items("1.5亿元\n2.3万元") == []  # amounts, not numbered lines
+
+
+def test_an_answers_list_of_sources_is_not_what_an_ordinal_picks_from() -> None:
+    extract = (
+        "学院设有软件工程、人工智能和网络空间安全等3个本科专业。[1]\n\n**相关段落**\n\n"
+        "- [1] 东湖大学计算机学院本科生培养\n- [2] 西岭大学计算机学院本科生培养：学院设有软件工程。"
+    )
+    assert listed_items(extract) == ["软件工程", "人工智能", "网络空间安全"]
 
 
 @given(

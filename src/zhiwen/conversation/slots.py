@@ -171,8 +171,11 @@ def ordinal_in(text: str) -> Ordinal | None:
     return Ordinal(phrase, index=-n if m.group("back") else n - 1)
 
 
-#: a numbered or bulleted line: 「1. 」「2、」「（3）」「- 」「• 」
-_BULLET = re.compile(r"^\s*(?:\d{1,2}\s*[.、．)）]|[（(]\d{1,2}[)）]|[-*•·])\s*(?P<item>\S.*)$")
+#: a numbered or bulleted line: 「1. 」「2、」「（3）」「- 」「• 」 — not a reference 「- [1] 标题」
+#: (an answer's list of sources) nor a **bold** heading
+_BULLET = re.compile(
+    r"^\s*(?:\d{1,2}\s*[.、．)）](?!\d)\s*|[（(]\d{1,2}[)）]\s*|[-*•·]\s+)(?!\[\d+\])(?P<item>\S.*)$"
+)
 #: where a line's item ends (its explanation starts) and what decorates it
 _ITEM_END = re.compile(r"[：:，,。；;（(\[【]|\s[-—–]")
 _DECORATION = re.compile(r"\*\*|__|\[\d+\]|[“”\"「」《》]")
