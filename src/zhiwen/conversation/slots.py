@@ -201,8 +201,8 @@ def _bulleted(text: str) -> list[str]:
 
 
 def _inline(text: str) -> list[str]:
-    """The longest 「A、B和C」 of ``text``'s sentences (the words around the list cut off)."""
-    best: list[str] = []
+    """The first 「A、B和C」 of ``text``'s sentences whose items read as names (the words around
+    the list cut off): the answer's own sentence comes before its sources' excerpts."""
     for sentence in re.split(r"[。；;！!？?\n]", _DECORATION.sub("", text)):
         parts = sentence.split("、")
         if len(parts) < 2:
@@ -211,20 +211,23 @@ def _inline(text: str) -> list[str]:
         last = _LIST_TAIL.sub("", parts[-1])
         parts[-1:] = [p for p in _LAST_JOIN.split(last, maxsplit=1)]
         items = [p.strip() for p in parts]
-        if len(items) > len(best):
-            best = items
-    return best
+        if _names(items):
+            return items
+    return []
+
+
+def _names(items: list[str]) -> bool:
+    """Two or more items, none empty, a sentence, or a count or amount (4个系, 3.5万元)."""
+    return len(items) >= 2 and all(i and len(i) <= MAX_ITEM_CHARS and not i[0].isdecimal() for i in items)
 
 
 def listed_items(text: str) -> list[str]:
-    """The items ``text`` enumerates, in order (bulleted lines first, else the longest inline
-    list); nothing when it lists fewer than two or an item reads as a sentence."""
+    """The items ``text`` enumerates, in order (bulleted lines first, else the first inline list
+    of names); nothing when it lists fewer than two or an item reads as no name."""
     items = _bulleted(text)
-    if len(items) < 2:
+    if not _names(items):
         items = _inline(text)
-    if len(items) < 2 or any(not i or len(i) > MAX_ITEM_CHARS for i in items):
-        return []
-    return items
+    return items if _names(items) else []
 
 
 __all__ = ["SUFFIXES", "Ordinal", "listed_items", "ordinal_in", "slot_followup"]
