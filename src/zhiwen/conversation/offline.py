@@ -98,6 +98,8 @@ _NOUN_AFTER = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]{1,4}")
 #: what may come before a question's subject (「请问学院…」「那学院…」)
 _OPENING = re.compile(r"^(?:请问|那么|那|还有|另外|再问一下)[，,\s]*")
 #: characters a predicate starts with (这道菜|要…, 该学院|开设…): the demonstrative's noun ends there
+#: what may end a question after a bare ordinal (「最后一个吧」)
+_TRAILING = frozenset(("呢", "吧", "啊", "呀", "的呢", "怎么样", "如何", "的话呢"))
 _PREDICATE_START = frozenset(
     "要是在有会能需怎什如多哪可应的了吗呢么和与跟都也还就被把让给对从到为向开何几样般时次些种里儿边"
 )
@@ -367,7 +369,7 @@ class OfflineCondenser:
 
     def _resolve(self, state: _State, question: str) -> Standalone | None:
         ordinal = ordinal_in(question)
-        if ordinal is not None:
+        if ordinal is not None and _refers(question, ordinal):
             return self._ordinal(state, question, ordinal)
         rules = (self._sibling, self._slot, self._substitution, self._anaphora, self._part, self._subject)
         for rule in rules:
@@ -399,6 +401,21 @@ def _picked(state: _State, ordinal: Ordinal) -> tuple[str, str | None] | None:
     if ordinal.step or not state.lists:
         return None  # 上一个/下一个 of what?
     return _at(state.lists[-1], ordinal.index, None)
+
+
+def _refers(question: str, ordinal: Ordinal) -> bool:
+    """The ordinal points back: it ends the question (「那第二个呢？」「说说最后一个」), or opens it
+    and is followed by its noun or the predicate (「第二个专业…」「第三个的院长…」「第二道怎么做」) —
+    not 「谁是第一个登上月球的人」「第一个登上月球的人是谁」, which ask about a first of their own."""
+    start = question.index(ordinal.phrase)
+    rest = _PUNCT.sub("", question[start + len(ordinal.phrase) :])
+    if not rest or rest in _TRAILING:
+        return True
+    head = _OPENING.match(question)
+    if start != (head.end() if head else 0):
+        return False
+    word = next(iter(rjieba.cut(rest)), "")
+    return rest[0] in _PREDICATE_START or _is_noun(word)
 
 
 def _names_item(state: _State, item: str) -> bool:
