@@ -172,3 +172,15 @@ def test_a_name_in_full_or_one_the_vocabulary_lacks_is_not_a_sibling_switch() ->
     assert named.method != "sibling"
     other = CONDENSER.condense(OPENED, "那医学院呢？")  # no 东湖大学医学院 in the titles
     assert other.method != "sibling" and "医学院" not in (other.topic or "")
+
+
+def test_the_item_is_replaced_where_it_stands_not_inside_the_colleges_name() -> None:
+    colleges = ("土木工程学院", "法学院", "文学院")
+    titles = [f"{u}{c}{h}" for u in UNIVERSITIES for c in colleges for h in HEADINGS]
+    titles += [f"{u}土木工程学院{m}专业介绍" for u in UNIVERSITIES for m in ("土木工程", "工程管理")]
+    history = turns(
+        ("东湖大学土木工程学院有哪些本科专业？", "学院设有土木工程、工程管理等2个本科专业。"),
+        ("第一个专业是哪一年开设的？", "2001年"),
+    )
+    found = OfflineCondenser(titles_vocabulary(titles)).condense(history, "那第二个呢？")
+    assert found.question == "东湖大学土木工程学院工程管理专业是哪一年开设的？"

@@ -209,8 +209,10 @@ class OfflineCondenser:
         item, current = picked
         match = _ELLIPSIS.match(question.strip())
         bare = match is not None and match.group("x").strip().removesuffix("的") == ordinal.phrase
-        if bare and current is not None and state.question is not None:
-            rewritten = state.question.replace(current, item, 1)  # the same asked of the other item
+        at = _item_at(state, current) if current is not None else None
+        if bare and current is not None and at is not None and state.question is not None:
+            # the same asked of the other item
+            rewritten = state.question[:at] + item + state.question[at + len(current) :]
             return Standalone(rewritten, question, "ordinal", topic=self._topic_in(rewritten, item, state),
                               replaced=ordinal.phrase)  # fmt: skip
         start = question.index(ordinal.phrase)
@@ -393,7 +395,7 @@ def _picked(state: _State, ordinal: Ordinal) -> tuple[str, str | None] | None:
     conversation is about: the newest that holds an item the last question named, else the
     newest; None when there is no list or it has no such item."""
     for items in reversed(state.lists):
-        named = [i for i in items if _names_item(state, i)]
+        named = [i for i in items if _item_at(state, i) is not None]
         if named:
             current = max(named, key=len)
             index = items.index(current) + ordinal.step if ordinal.step else ordinal.index
@@ -418,13 +420,13 @@ def _refers(question: str, ordinal: Ordinal) -> bool:
     return rest[0] in _PREDICATE_START or _is_noun(word)
 
 
-def _names_item(state: _State, item: str) -> bool:
-    """The last question names ``item``: whole, or as the end of a longer name (计算机学院 in
-    东湖大学计算机学院), not cut off inside one (计算机科学与技术 of 计算机科学与技术学院)."""
-    if not state.question or item not in state.question:
-        return False
-    end = state.question.index(item) + len(item)
-    return not any(m.start < end < m.end for m in state.mentions)
+def _item_at(state: _State, item: str) -> int | None:
+    """Where the last question names ``item``: whole, or as the end of a longer name (计算机学院
+    in 东湖大学计算机学院), not cut off inside one (计算机科学与技术 of 计算机科学与技术学院)."""
+    for m in re.finditer(re.escape(item), state.question or ""):
+        if not any(n.start < m.end() < n.end for n in state.mentions):
+            return m.start()
+    return None
 
 
 def _at(items: tuple[str, ...], index: int, current: str | None) -> tuple[str, str | None] | None:
