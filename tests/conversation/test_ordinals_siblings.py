@@ -184,3 +184,11 @@ def test_the_item_is_replaced_where_it_stands_not_inside_the_colleges_name() -> 
     )
     found = OfflineCondenser(titles_vocabulary(titles)).condense(history, "那第二个呢？")
     assert found.question == "东湖大学土木工程学院工程管理专业是哪一年开设的？"
+
+
+def test_the_ordinals_noun_picks_the_list_that_names_it() -> None:
+    answer = "核心课程包括计算导论、计算方法和计算原理。" + MAJORS_LISTED[1]["content"]
+    assert listed_items(answer) == ["计算导论", "计算方法", "计算原理"]
+    assert listed_items(answer, of="专业") == ["计算机科学与技术", "软件工程", "人工智能"]
+    found = CONDENSER.condense(turns((f"{TOPIC}有哪些本科专业？", answer)), "第二个专业是哪一年开设的？")
+    assert found.question == f"{TOPIC}软件工程专业是哪一年开设的？"

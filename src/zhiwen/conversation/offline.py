@@ -112,7 +112,7 @@ class _State:
     question: str | None = None
     mentions: tuple[Mention, ...] = ()
     topic: str | None = None
-    lists: tuple[tuple[str, ...], ...] = ()  # the items earlier answers enumerated, oldest first
+    listings: tuple[str, ...] = ()  # the earlier answers that enumerate items, oldest first
 
 
 def _content_chars(text: str) -> int:
@@ -151,9 +151,8 @@ class OfflineCondenser:
         resolved = self._resolve(state, question) or Standalone.unchanged(question)
         mentions = tuple(self.vocabulary.find(resolved.question))
         topic = self._named(mentions[0]) if mentions else self._topic_of(state, resolved, answer)
-        items = tuple(listed_items(answer)) if answer else ()
-        lists = (*state.lists, items) if items else state.lists
-        return _State(resolved.question, mentions, topic, lists)
+        listings = (*state.listings, answer) if answer and listed_items(answer) else state.listings
+        return _State(resolved.question, mentions, topic, listings)
 
     def _named(self, mention: Mention) -> str:
         """The entity a mention names: a whole title's sibling name (its organisation), else itself."""
@@ -203,7 +202,10 @@ class OfflineCondenser:
 
     def _ordinal(self, state: _State, question: str, ordinal: Ordinal) -> Standalone:
         """The list item an ordinal points to in its place (see the module docstring)."""
-        picked = _picked(state, ordinal)
+        start = question.index(ordinal.phrase)
+        rest = question[start + len(ordinal.phrase) :]
+        noun = _noun_after(rest)  # 第二个专业: a list of 专业
+        picked = _picked(state, ordinal, noun)
         if picked is None:
             return Standalone.unchanged(question)  # never a name: asked as it is
         item, current = picked
@@ -215,9 +217,6 @@ class OfflineCondenser:
             rewritten = state.question[:at] + item + state.question[at + len(current) :]
             return Standalone(rewritten, question, "ordinal", topic=self._topic_in(rewritten, item, state),
                               replaced=ordinal.phrase)  # fmt: skip
-        start = question.index(ordinal.phrase)
-        rest = question[start + len(ordinal.phrase) :]
-        noun = _noun_after(rest)
         if len(noun) >= 2 and item.endswith(noun):
             rest = rest[len(noun) :]  # 第二个学院 → 外国语学院, not 外国语学院学院
         rewritten = question[:start] + item + rest
@@ -390,19 +389,20 @@ class OfflineCondenser:
         return replace(found, focus=self.focus_of(found.question, found.topic))
 
 
-def _picked(state: _State, ordinal: Ordinal) -> tuple[str, str | None] | None:
+def _picked(state: _State, ordinal: Ordinal, noun: str) -> tuple[str, str | None] | None:
     """(the item ``ordinal`` points to, the item the last question named) in the list the
     conversation is about: the newest that holds an item the last question named, else the
     newest; None when there is no list or it has no such item."""
-    for items in reversed(state.lists):
+    lists = [tuple(listed_items(answer, of=noun)) for answer in state.listings]
+    for items in reversed(lists):
         named = [i for i in items if _item_at(state, i) is not None]
         if named:
             current = max(named, key=len)
             index = items.index(current) + ordinal.step if ordinal.step else ordinal.index
             return _at(items, index, current)
-    if ordinal.step or not state.lists:
+    if ordinal.step or not lists:
         return None  # 上一个/下一个 of what?
-    return _at(state.lists[-1], ordinal.index, None)
+    return _at(lists[-1], ordinal.index, None)
 
 
 def _refers(question: str, ordinal: Ordinal) -> bool:

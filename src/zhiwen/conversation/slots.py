@@ -200,9 +200,11 @@ def _bulleted(text: str) -> list[str]:
     return items
 
 
-def _inline(text: str) -> list[str]:
+def _inline(text: str, of: str) -> list[str]:
     """The first 「A、B和C」 of ``text``'s sentences whose items read as names (the words around
-    the list cut off): the answer's own sentence comes before its sources' excerpts."""
+    the list cut off): the answer's own sentence comes before its sources' excerpts; with
+    ``of`` (第二个**专业**), the first of a sentence that names it (…等4个本科专业, not 核心课程包括…)."""
+    found: list[list[str]] = []
     for sentence in re.split(r"[。；;！!？?\n]", _DECORATION.sub("", text)):
         parts = sentence.split("、")
         if len(parts) < 2:
@@ -211,9 +213,11 @@ def _inline(text: str) -> list[str]:
         last = _LIST_TAIL.sub("", parts[-1])
         parts[-1:] = [p for p in _LAST_JOIN.split(last, maxsplit=1)]
         items = [p.strip() for p in parts]
-        if _names(items):
+        if _names(items) and (not of or of in sentence):
             return items
-    return []
+        if _names(items):
+            found.append(items)
+    return found[0] if found else []
 
 
 def _names(items: list[str]) -> bool:
@@ -221,12 +225,13 @@ def _names(items: list[str]) -> bool:
     return len(items) >= 2 and all(i and len(i) <= MAX_ITEM_CHARS and not i[0].isdecimal() for i in items)
 
 
-def listed_items(text: str) -> list[str]:
+def listed_items(text: str, of: str = "") -> list[str]:
     """The items ``text`` enumerates, in order (bulleted lines first, else the first inline list
-    of names); nothing when it lists fewer than two or an item reads as no name."""
+    of names, of ``of`` where one says so); nothing when it lists fewer than two or an item
+    reads as no name."""
     items = _bulleted(text)
     if not _names(items):
-        items = _inline(text)
+        items = _inline(text, of)
     return items if _names(items) else []
 
 
