@@ -77,3 +77,4 @@ def message_text(message: Mapping[str, Any]) -> str:
 def user_questions(history: Sequence[Mapping[str, Any]]) -> list[str]:
     """What the user asked before, oldest first (system, assistant and tool messages dropped)."""
     return [t for t in (message_text(m) for m in history if m.get("role") == "user") if t]
+
