@@ -11,6 +11,8 @@ the pool has not: ``ordinal`` — 「第二个专业是哪一年开设的？」�
 「…有哪些本科专业？」 (the item of the list the product's answer enumerated) — and ``sibling`` —
 「那外国语学院呢？」「外国语学院的院长是谁？」 after a college of the same university (the university
 kept); ``sibling-next`` is the generic follow-up after such a switch (the new topic carried).
+Under ``llm``/``llm+prior`` the answers in the history are the fake's (no list in them): an
+ordinal there is the LLM's to resolve.
 
 **a — follow-ups' hit@5** (a gold page among the answer's first 5 distinct cited documents),
 every dialogue through the product's entry point ``zhiwen.conversation.service.ask`` (generic
