@@ -5,7 +5,14 @@ The pool (:mod:`lookalike_pool`, generated with ``--seed`` into ``ZHIWEN_HOME``)
 colleges of several universities whose pages share their ten headings, one page per major, and
 each university's news. The dialogues are generated from the same facts, each turn with its
 gold page, its gold standalone question and its kind (``generic``, ``part``, ``complete`` — the
-three kinds of misses — and ``anaphora``, ``subject``, ``switch``).
+three kinds of misses — and ``anaphora``, ``subject``, ``switch``). ``--list-dialogues`` more,
+drawn with their own seed after those (the pool's own dialogues stay the same), test two kinds
+the pool has not: ``ordinal`` — 「第二个专业是哪一年开设的？」「那第三个呢？」「最后一个呢？」 after
+「…有哪些本科专业？」 (the item of the list the product's answer enumerated) — and ``sibling`` —
+「那外国语学院呢？」「外国语学院的院长是谁？」 after a college of the same university (the university
+kept); ``sibling-next`` is the generic follow-up after such a switch (the new topic carried).
+Under ``llm``/``llm+prior`` the answers in the history are the fake's (no list in them): an
+ordinal there is the LLM's to resolve.
 
 **a — follow-ups' hit@5** (a gold page among the answer's first 5 distinct cited documents),
 every dialogue through the product's entry point ``zhiwen.conversation.service.ask`` (generic
@@ -43,6 +50,7 @@ import datetime as dt
 import json
 import logging
 import os
+import random
 import shutil
 import sys
 import time
@@ -58,7 +66,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "bench"))
 
 from bench_conversation import UNRELATED, beir_kb, cited_ids, is_hit  # noqa: E402
-from lookalike_pool import Pool, dialogues  # noqa: E402
+from lookalike_pool import GENERIC, College, Pool, dialogues  # noqa: E402
 from support.fake_openai import FakeOpenAI, Reply  # noqa: E402
 from zhiwen.appkit.app import AppContext, AskRequest  # noqa: E402
 from zhiwen.appkit.context import build_context  # noqa: E402
@@ -73,7 +81,7 @@ from zhiwen.llm import clear_llm_cache  # noqa: E402
 
 KB = "lookalike"
 CONDITIONS = ("asked", "pasted", "oracle", "offline", "offline+prior", "llm", "llm+prior")
-KINDS = ("generic", "part", "complete", "anaphora", "subject", "switch")
+KINDS = ("generic", "part", "complete", "anaphora", "subject", "switch", "ordinal", "sibling", "sibling-next")
 MISSES = ("generic", "part", "complete")
 HAS_PRIOR = "topic_prior" in ConversationSettings.model_fields
 log = logging.getLogger("bench_followups")
@@ -95,6 +103,53 @@ def build_pool(settings: Settings, args: argparse.Namespace) -> tuple[Pool, str]
         f"({args.embedder} embedder)"
     )
     return pool, note
+
+
+# ------------------------------------------------------------------------------------------------
+# the dialogues of the kinds the pool's own do not draw: ordinals and sibling part-names
+# ------------------------------------------------------------------------------------------------
+def _turn(user: str, gold: str, standalone: str, kind: str) -> dict[str, Any]:
+    return {"user": user, "gold": [gold], "standalone": standalone, "kind": kind}
+
+
+def _ordinal_dialogue(rng: random.Random, c: College) -> list[dict[str, Any]]:
+    """「…有哪些本科专业？」, then majors by their place in the answer's list."""
+    opener = f"{c.full}有哪些本科专业？"
+    turns = [_turn(opener, c.page_id("本科生培养"), opener, "opener")]
+    n = rng.randrange(len(c.majors))
+    asked = f"{c.full}{c.majors[n]}专业是哪一年开设的？"
+    user = f"第{'一二三四五'[n]}个专业是哪一年开设的？"
+    turns.append(_turn(user, c.major_id(c.majors[n]), asked, "ordinal"))
+    k = (n + 1) % len(c.majors)
+    for user, m in (("那最后一个呢？", len(c.majors) - 1), (f"那第{'一二三四五'[k]}个呢？", k)):
+        turns.append(_turn(user, c.major_id(c.majors[m]), asked.replace(c.majors[n], c.majors[m]), "ordinal"))
+    return turns
+
+
+def _sibling_dialogue(rng: random.Random, c: College, pool: Pool) -> list[dict[str, Any]]:
+    """A college, then two other colleges of its university by their short names."""
+    opener = f"{c.full}是哪一年成立的？"
+    turns = [_turn(opener, c.page_id("概况"), opener, "opener")]
+    same = [o for o in pool.colleges if o.university == c.university and o is not c]
+    first, second = rng.sample(same, 2)
+    asked = f"{first.full}是哪一年成立的？"
+    turns.append(_turn(f"那{first.name}呢？", first.page_id("概况"), asked, "sibling"))
+    heading, user, full = rng.choice(GENERIC[:17])
+    turns.append(_turn(user, first.page_id(heading), full.format(t=first.full), "sibling-next"))
+    asked = f"{second.full}的院长是谁？"
+    turns.append(_turn(f"{second.name}的院长是谁？", second.page_id("概况"), asked, "sibling"))
+    return turns
+
+
+def list_dialogues(pool: Pool, n: int, *, seed: int) -> list[dict[str, Any]]:
+    """``n`` dialogues, half of ordinals and half of sibling part-names (their own seed)."""
+    rng = random.Random(f"lists-{seed}")
+    out = []
+    for i in range(n):
+        c = rng.choice(pool.colleges)
+        turns = _ordinal_dialogue(rng, c) if i % 2 == 0 else _sibling_dialogue(rng, c, pool)
+        out.append({"app": "qa", "kb": KB, "turns": turns})
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -220,6 +275,7 @@ def hit_table(runs: Mapping[str, list[TurnResult]]) -> str:
     head = "| follow-ups | n | " + " | ".join(cols) + " |\n|---|---|" + "---|" * len(cols) + "\n"
     groups: list[tuple[str, Any]] = [("**all follow-ups**", lambda r: True)]
     groups.append(("the three kinds of misses", lambda r: r.kind in MISSES))
+    groups.append(("the pool's own kinds", lambda r: r.kind in KINDS[:6]))
     groups += [(f"… {k}", lambda r, k=k: r.kind == k) for k in KINDS]
     rows = []
     for label, keep in groups:
@@ -258,6 +314,7 @@ def section_followups(
 ) -> None:
     pool, note = build_pool(settings, args)
     ds = dialogues(pool, args.dialogues, seed=args.seed, kb=KB)
+    ds += list_dialogues(pool, args.list_dialogues, seed=args.seed)
     conditions = [c for c in args.conditions if HAS_PRIOR or not c.endswith("+prior")]
     runs: dict[str, list[TurnResult]] = {}
     notes = [note]
@@ -389,6 +446,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--sections", nargs="+", default=["a", "b"], choices=["a", "b"])
     p.add_argument("--conditions", nargs="+", default=list(CONDITIONS), choices=list(CONDITIONS))
     p.add_argument("--dialogues", type=int, default=150)
+    p.add_argument(
+        "--list-dialogues", type=int, default=40, help="dialogues of ordinals and sibling names (0: none)"
+    )
     p.add_argument("--universities", type=int, default=8)
     p.add_argument("--colleges", type=int, default=20)
     p.add_argument("--weight", default="0.5", help="the prior's weight for the +prior columns, or 'first'")

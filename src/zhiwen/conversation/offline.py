@@ -3,6 +3,15 @@
 Rules, tried in order on the question; the first that applies wins, and a question none
 applies to passes unchanged (a standalone question is never touched):
 
+- **sibling**: 「那外国语学院呢？」「外国语学院的院长是谁？」 after 「东湖大学计算机学院…」 — a
+  part-name whose full name under the topic's parent is a sibling name of the vocabulary
+  (「东湖大学外国语学院」: :meth:`Vocabulary.children_of`) switches to it and keeps the parent.
+- **ordinal**: 「那第二个呢？」「第三个专业…」「最后一个」 — an item of the list the conversation was
+  about (:func:`~zhiwen.conversation.slots.listed_items` of an earlier answer: the one holding
+  the item the last question named, else the newest) takes the ordinal's place, and the rules
+  below complete it. An ordinal is never a name: with no such list, or one too short, the
+  question stays as asked (an LLM condense step may still read it).
+
 0. **slot**: 「那2022年呢」「历史类的呢」 — a follow-up that only changes a year or a word of a kind
    (…类, …省, …专业: :mod:`~zhiwen.conversation.slots`) asks the previous question again with
    that part changed: 「2021年四川省物理类金融学类最低分」 → 「2022年四川省物理类金融学类最低分」.
@@ -52,7 +61,7 @@ import rjieba
 
 from zhiwen.answer.scoring import term_weight
 from zhiwen.conversation.model import Standalone, message_text
-from zhiwen.conversation.slots import slot_followup
+from zhiwen.conversation.slots import Ordinal, listed_items, ordinal_in, slot_followup
 from zhiwen.conversation.vocabulary import SIBLING, TITLE, Mention, Vocabulary
 
 #: a question longer than this (in letters and characters) is taken to name its own subject
@@ -89,6 +98,8 @@ _NOUN_AFTER = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]{1,4}")
 #: what may come before a question's subject (「请问学院…」「那学院…」)
 _OPENING = re.compile(r"^(?:请问|那么|那|还有|另外|再问一下)[，,\s]*")
 #: characters a predicate starts with (这道菜|要…, 该学院|开设…): the demonstrative's noun ends there
+#: what may end a question after a bare ordinal (「最后一个吧」)
+_TRAILING = frozenset(("呢", "吧", "啊", "呀", "的呢", "怎么样", "如何", "的话呢"))
 _PREDICATE_START = frozenset(
     "要是在有会能需怎什如多哪可应的了吗呢么和与跟都也还就被把让给对从到为向开何几样般时次些种里儿边"
 )
@@ -101,6 +112,7 @@ class _State:
     question: str | None = None
     mentions: tuple[Mention, ...] = ()
     topic: str | None = None
+    listings: tuple[str, ...] = ()  # the earlier answers that enumerate items, oldest first
 
 
 def _content_chars(text: str) -> int:
@@ -139,7 +151,8 @@ class OfflineCondenser:
         resolved = self._resolve(state, question) or Standalone.unchanged(question)
         mentions = tuple(self.vocabulary.find(resolved.question))
         topic = self._named(mentions[0]) if mentions else self._topic_of(state, resolved, answer)
-        return _State(resolved.question, mentions, topic)
+        listings = (*state.listings, answer) if answer and listed_items(answer) else state.listings
+        return _State(resolved.question, mentions, topic, listings)
 
     def _named(self, mention: Mention) -> str:
         """The entity a mention names: a whole title's sibling name (its organisation), else itself."""
@@ -162,6 +175,63 @@ class OfflineCondenser:
         return state
 
     # -- the rules ------------------------------------------------------------------------------
+    def _sibling(self, state: _State, question: str) -> Standalone | None:
+        """A part-name (外国语学院) whose full name under a parent of the topic (东湖大学) is a
+        sibling name: the question switches to that sibling and keeps the parent."""
+        if not state.topic:
+            return None
+        named = self.vocabulary.find(question)
+        for parent in self.vocabulary.parents_of(state.topic):
+            if parent in question:
+                return None  # the question names the parent itself
+            for child in self.vocabulary.children_of(parent).find(question):
+                if not any(m.start < child.end and child.start < m.end for m in named):
+                    return self._switched(state, question, child, parent)
+        return None
+
+    def _switched(self, state: _State, question: str, child: Mention, parent: str) -> Standalone:
+        full = parent + child.text
+        match = _ELLIPSIS.match(question.strip())
+        if match and match.group("x").strip() == child.text and state.topic not in (None, parent):
+            base = self._asked_about(state, state.topic)  # 「那外国语学院呢？」: the same asked of it
+            if base is not None and state.topic is not None:
+                rewritten = base.replace(state.topic, full, 1)
+                return Standalone(rewritten, question, "sibling", topic=full, replaced=state.topic)
+        rewritten = question[: child.start] + full + question[child.end :]
+        return Standalone(rewritten, question, "sibling", topic=full, replaced=child.text)
+
+    def _ordinal(self, state: _State, question: str, ordinal: Ordinal) -> Standalone:
+        """The list item an ordinal points to in its place (see the module docstring)."""
+        start = question.index(ordinal.phrase)
+        rest = question[start + len(ordinal.phrase) :]
+        noun = _noun_after(rest)  # 第二个专业: a list of 专业
+        picked = _picked(state, ordinal, noun)
+        if picked is None:
+            return Standalone.unchanged(question)  # never a name: asked as it is
+        item, current = picked
+        match = _ELLIPSIS.match(question.strip())
+        bare = match is not None and match.group("x").strip().removesuffix("的") == ordinal.phrase
+        at = _item_at(state, current) if current is not None else None
+        if bare and current is not None and at is not None and state.question is not None:
+            # the same asked of the other item
+            rewritten = state.question[:at] + item + state.question[at + len(current) :]
+            return Standalone(rewritten, question, "ordinal", topic=self._topic_in(rewritten, item, state),
+                              replaced=ordinal.phrase)  # fmt: skip
+        if len(noun) >= 2 and item.endswith(noun):
+            rest = rest[len(noun) :]  # 第二个学院 → 外国语学院, not 外国语学院学院
+        rewritten = question[:start] + item + rest
+        for rule in (self._sibling, self._anaphora, self._part, self._subject):
+            found = rule(state, rewritten)
+            if found is not None:
+                return replace(found, original=question, method="ordinal", replaced=ordinal.phrase)
+        topic = self._topic_in(rewritten, item, state)
+        return Standalone(rewritten, question, "ordinal", topic=topic, replaced=ordinal.phrase)
+
+    def _topic_in(self, rewritten: str, item: str, state: _State) -> str | None:
+        """The entity the item names in the rewritten question, else the conversation's topic."""
+        named = [self._named(m) for m in self.vocabulary.find(rewritten) if item in m.text]
+        return named[0] if named else state.topic
+
     def _slot(self, state: _State, question: str) -> Standalone | None:
         """「那2022年呢」「历史类的呢」: the previous question with one slot changed
         (:mod:`~zhiwen.conversation.slots`); a follow-up naming an entity of the vocabulary is
@@ -299,7 +369,11 @@ class OfflineCondenser:
         return any(names_something(w) for w in rjieba.cut(_PUNCT.sub(" ", question)))
 
     def _resolve(self, state: _State, question: str) -> Standalone | None:
-        for rule in (self._slot, self._substitution, self._anaphora, self._part, self._subject):
+        ordinal = ordinal_in(question)
+        if ordinal is not None and _refers(question, ordinal):
+            return self._ordinal(state, question, ordinal)
+        rules = (self._sibling, self._slot, self._substitution, self._anaphora, self._part, self._subject)
+        for rule in rules:
             found = rule(state, question)
             if found is not None:
                 return found
@@ -313,6 +387,51 @@ class OfflineCondenser:
         state = self._state(history)
         found = self._resolve(state, question) or Standalone(question, question, topic=state.topic)
         return replace(found, focus=self.focus_of(found.question, found.topic))
+
+
+def _picked(state: _State, ordinal: Ordinal, noun: str) -> tuple[str, str | None] | None:
+    """(the item ``ordinal`` points to, the item the last question named) in the list the
+    conversation is about: the newest that holds an item the last question named, else the
+    newest; None when there is no list or it has no such item."""
+    lists = [tuple(listed_items(answer, of=noun)) for answer in state.listings]
+    for items in reversed(lists):
+        named = [i for i in items if _item_at(state, i) is not None]
+        if named:
+            current = max(named, key=len)
+            index = items.index(current) + ordinal.step if ordinal.step else ordinal.index
+            return _at(items, index, current)
+    if ordinal.step or not lists:
+        return None  # 上一个/下一个 of what?
+    return _at(lists[-1], ordinal.index, None)
+
+
+def _refers(question: str, ordinal: Ordinal) -> bool:
+    """The ordinal points back: it ends the question (「那第二个呢？」「说说最后一个」), or opens it
+    and is followed by its noun or the predicate (「第二个专业…」「第三个的院长…」「第二道怎么做」) —
+    not 「谁是第一个登上月球的人」「第一个登上月球的人是谁」, which ask about a first of their own."""
+    start = question.index(ordinal.phrase)
+    rest = _PUNCT.sub("", question[start + len(ordinal.phrase) :])
+    if not rest or rest in _TRAILING:
+        return True
+    head = _OPENING.match(question)
+    if start != (head.end() if head else 0):
+        return False
+    word = next(iter(rjieba.cut(rest)), "")
+    return rest[0] in _PREDICATE_START or _is_noun(word)
+
+
+def _item_at(state: _State, item: str) -> int | None:
+    """Where the last question names ``item``: whole, or as the end of a longer name (计算机学院
+    in 东湖大学计算机学院), not cut off inside one (计算机科学与技术 of 计算机科学与技术学院)."""
+    for m in re.finditer(re.escape(item), state.question or ""):
+        if not any(n.start < m.end() < n.end for n in state.mentions):
+            return m.start()
+    return None
+
+
+def _at(items: tuple[str, ...], index: int, current: str | None) -> tuple[str, str | None] | None:
+    position = index + len(items) if index < 0 else index
+    return (items[position], current) if 0 <= position < len(items) else None
 
 
 def _noun_after(text: str) -> str:

@@ -72,6 +72,7 @@ class Vocabulary:
         self._kinds: dict[str, str] = {}
         self._trie: dict[Any, Any] = {}
         self._parts: dict[str, frozenset[str]] = {}  # name → parts_of(name), until a name is added
+        self._children: dict[str, Vocabulary] = {}  # parent → children_of(parent), likewise
         for name, name_kind in pairs:
             self.add(name, name_kind)
 
@@ -81,6 +82,7 @@ class Vocabulary:
             return
         self._kinds[name] = kind
         self._parts.clear()
+        self._children.clear()
         node = self._trie
         for ch in name:
             node = node.setdefault(ch, {})
@@ -127,6 +129,26 @@ class Vocabulary:
         siblings = [n for n in self._prefixes(text) if self._kinds[n] == SIBLING]
         return siblings[-1] if siblings else None
 
+    def parents_of(self, name: str) -> list[str]:
+        """The sibling names ``name`` starts with, longest first, itself included when it is one
+        (「东湖大学计算机学院」 → itself, then 「东湖大学」)."""
+        return [n for n in reversed(self._prefixes(name)) if self._kinds[n] == SIBLING]
+
+    def children_of(self, parent: str) -> Vocabulary:
+        """The part-names of the sibling names under ``parent``: what follows it in each
+        (「东湖大学」 → 外国语学院 for 「东湖大学外国语学院」), as a vocabulary to find them with.
+
+        >>> v = Vocabulary({"东湖大学": SIBLING, "东湖大学外国语学院": SIBLING, "东湖大学法学院": SIBLING})
+        >>> [m.text for m in v.children_of("东湖大学").find("那外国语学院呢")]
+        ['外国语学院']
+        """
+        found = self._children.get(parent)
+        if found is None:
+            under = (n for n, k in self._kinds.items() if k == SIBLING and n.startswith(parent))
+            found = Vocabulary({n[len(parent) :]: SIBLING for n in under})
+            self._children[parent] = found
+        return found
+
     def _prefixes(self, text: str) -> list[str]:
         """Every name ``text`` starts with, shortest first."""
         node: dict[Any, Any] | None = self._trie
@@ -138,7 +160,6 @@ class Vocabulary:
             if _END in node:
                 out.append(node[_END])
         return out
-
 
     def _longest_at(self, text: str, start: int) -> str | None:
         node: dict[Any, Any] | None = self._trie
