@@ -192,3 +192,11 @@ def test_the_ordinals_noun_picks_the_list_that_names_it() -> None:
     assert listed_items(answer, of="专业") == ["计算机科学与技术", "软件工程", "人工智能"]
     found = CONDENSER.condense(turns((f"{TOPIC}有哪些本科专业？", answer)), "第二个专业是哪一年开设的？")
     assert found.question == f"{TOPIC}软件工程专业是哪一年开设的？"
+
+
+def test_an_llm_rewrite_naming_the_item_of_an_ordinal_is_kept() -> None:
+    from zhiwen.conversation.condense import keeps_the_question
+
+    assert keeps_the_question("红烧肉怎么做？", "那最后一个怎么做？")
+    assert keeps_the_question("东湖大学软件工程专业的学费是多少？", "第二个专业的学费是多少？")
+    assert not keeps_the_question("今天天气怎么样？", "那最后一个怎么做？")

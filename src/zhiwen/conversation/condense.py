@@ -33,6 +33,7 @@ import rjieba
 
 from zhiwen.conversation.model import Standalone, message_text, user_questions
 from zhiwen.conversation.offline import ASKS, OfflineCondenser, names_something
+from zhiwen.conversation.slots import ordinal_in
 from zhiwen.conversation.vocabulary import Vocabulary
 from zhiwen.errors import LLMError
 from zhiwen.llm import error_outcome, llm_purpose
@@ -114,10 +115,13 @@ def keeps_specific_words(rewritten: str, question: str) -> bool:
 
 def keeps_the_question(rewritten: str, question: str) -> bool:
     """The rewrite still asks what the user asked: it is a question when the user's was, and it
-    keeps most of the user's own words (pronouns and particles aside) — an answer (「大约需要一个
+    keeps most of the user's own words (pronouns, ordinals and particles aside) — an answer (「大约需要一个
     小时。」) or another question (「今天北京的天气怎么样？」) is not a rewrite."""
     if ASKS.search(question) and not ASKS.search(rewritten):
         return False
+    ordinal = ordinal_in(question)
+    if ordinal is not None:  # 「第二个」 stands for an item, as a pronoun does: the rewrite names it
+        question = question.replace(ordinal.phrase, "", 1)
     own = [ch for ch in _FILLER.sub("", question) if ch.strip()]
     if not own:
         return True
