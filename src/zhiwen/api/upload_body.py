@@ -58,6 +58,18 @@ def request_too_large(limit: int, size: int | None = None) -> PayloadTooLarge:
     )
 
 
+def declared_upload_size(headers: Mapping[str, str], limit: int, what: str) -> int | None:
+    """The upload's declared size, checked before a byte is read: over ``limit`` → 413; not
+    ``multipart/form-data`` → 3002 saying what to send (``文件（字段名 files）``)."""
+    declared = headers.get("content-length")
+    size = int(declared) if declared and declared.isdigit() else None
+    if size is not None and size > limit:
+        raise request_too_large(limit, size)
+    if not headers.get("content-type", "").lower().startswith("multipart/form-data"):
+        raise InvalidParameter("expected multipart/form-data", message=f"请用 multipart/form-data 上传{what}")
+    return size
+
+
 def _malformed(reason: str) -> InvalidParameter:
     return InvalidParameter(reason, message=f"上传内容格式有误：{reason}")
 

@@ -40,7 +40,7 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.api.background import get_uploads
-from zhiwen.api.upload_body import receive_files, request_too_large
+from zhiwen.api.upload_body import declared_upload_size, receive_files
 from zhiwen.config import Settings
 from zhiwen.errors import InvalidParameter
 from zhiwen.httpkit.auth import Access
@@ -121,14 +121,7 @@ async def upload_documents(
     access: Access = Depends(get_access),
 ) -> dict[str, Any]:
     limit = settings.ingest.max_upload_bytes
-    declared = request.headers.get("content-length")
-    size = int(declared) if declared and declared.isdigit() else None
-    if size is not None and size > limit:
-        raise request_too_large(limit, size)
-    if not request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
-        raise InvalidParameter(
-            "expected multipart/form-data", message="请用 multipart/form-data 上传文件（字段名 files）"
-        )
+    size = declared_upload_size(request.headers, limit, "文件（字段名 files）")
     # 409 (KB being deleted) / 429 (queue full) / 507 (no room) before a byte is read
     slot = await run_in_threadpool(uploads.open_upload, kb, size)
     try:

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from zhiwen.api.background import get_uploads
-from zhiwen.api.upload_body import receive_files, request_too_large
+from zhiwen.api.upload_body import declared_upload_size, receive_files
 from zhiwen.config import Settings
 from zhiwen.errors import InvalidParameter
 from zhiwen.faq import FAQEntry
@@ -168,14 +168,7 @@ async def import_faq(
     uploads: UploadService = Depends(get_uploads),
 ) -> dict[str, Any]:
     limit = settings.ingest.max_upload_bytes
-    declared = request.headers.get("content-length")
-    size = int(declared) if declared and declared.isdigit() else None
-    if size is not None and size > limit:
-        raise request_too_large(limit, size)
-    if not request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
-        raise InvalidParameter(
-            "expected multipart/form-data", message="请用 multipart/form-data 上传 FAQ 文件（字段名 file）"
-        )
+    size = declared_upload_size(request.headers, limit, " FAQ 文件（字段名 file）")
     slot = await run_in_threadpool(uploads.open_upload, kb.name, size)
     try:
         await receive_files(request.headers, request.stream(), slot, limit=limit)
