@@ -65,7 +65,8 @@ def test_upload_with_progress_then_delete(page: Any, tmp_path: Path) -> None:
     tab(page, "kbs")
     page.fill("#upload-kb", "ui_upload")
     page.set_input_files("#upload-files", [str(p) for p in sorted(folder.iterdir())])
-    assert "2 个文件" in page.locator(".file-names").first.inner_text()
+    picked = page.locator("#upload-files").locator("xpath=..").locator(".file-names")  # the upload form's own
+    assert "2 个文件" in picked.inner_text()
     page.get_by_role("button", name="上传并导入").click()
     page.wait_for_selector("#upload-progress [data-job-status]", timeout=30_000)
     assert page.locator("#upload-progress [data-job-status]").get_attribute("data-job-status") == "done"

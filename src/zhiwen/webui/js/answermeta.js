@@ -6,7 +6,7 @@
 // textContent: nothing from an answer is ever parsed as HTML.
 
 import { feedbackBar } from "./feedback.js";
-import { el, num, score } from "./util.js";
+import { el, miniTable, num, score } from "./util.js";
 
 const MAX_SUGGESTIONS = 5;
 
@@ -54,38 +54,17 @@ export function answerTable(t) {
     "figure",
     { class: "answer-table", "data-testid": "answer-table" },
     caption.length ? el("figcaption", { class: "small muted" }, caption.join(" · ")) : null,
-    el(
-      "div",
-      { class: "table-wrap" },
-      el(
-        "table",
-        { class: "mini" },
+    miniTable(
+      t.columns,
+      t.rows.map((row, i) =>
         el(
-          "thead",
+          "tr",
           {},
-          el(
-            "tr",
-            {},
-            t.columns.map((c) => el("th", { scope: "col" }, String(c))),
-          ),
-        ),
-        el(
-          "tbody",
-          {},
-          t.rows.map((row, i) =>
+          (Array.isArray(row) ? row : []).map((c, j) =>
             el(
-              "tr",
-              {},
-              (Array.isArray(row) ? row : []).map((c, j) =>
-                el(
-                  "td",
-                  {
-                    class:
-                      [numeric(j) ? "num" : "", marked.has(`${i}:${j}`) ? "hl" : ""].join(" ").trim() || null,
-                  },
-                  cellText(c),
-                ),
-              ),
+              "td",
+              { class: [numeric(j) ? "num" : "", marked.has(`${i}:${j}`) ? "hl" : ""].join(" ").trim() || null },
+              cellText(c),
             ),
           ),
         ),

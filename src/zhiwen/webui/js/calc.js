@@ -5,7 +5,7 @@
 
 import { legend, loanChart } from "./chart.js";
 import { dateField, isoDate } from "./datefield.js";
-import { $, ApiError, api, busy, el, emptyNode, errorBox, money } from "./util.js";
+import { $, ApiError, api, busy, el, emptyNode, errorBox, miniTable, money } from "./util.js";
 
 function fieldError(form, name, message) {
   const input = form.elements[name];
@@ -112,26 +112,7 @@ function yearlyTable(rows) {
     "details",
     { class: "schedule" },
     el("summary", {}, "按年还款计划"),
-    el(
-      "div",
-      { class: "table-wrap" },
-      el(
-        "table",
-        { class: "mini" },
-        el(
-          "thead",
-          {},
-          el(
-            "tr",
-            {},
-            ["年份", "还款（元）", "本金（元）", "利息（元）", "剩余本金（元）"].map((h) =>
-              el("th", { scope: "col" }, h),
-            ),
-          ),
-        ),
-        el("tbody", {}, years),
-      ),
-    ),
+    miniTable(["年份", "还款（元）", "本金（元）", "利息（元）", "剩余本金（元）"], years),
   );
 }
 

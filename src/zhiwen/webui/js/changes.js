@@ -2,7 +2,7 @@
 // first, with who (the key's fingerprint) and when (GET …/changes); 撤销 undoes one (POST
 // …/changes/undo {change_id}) or the last one.
 
-import { el, errorBox, toast } from "./util.js";
+import { el, errorBox, miniTable, toast } from "./util.js";
 import { kbApi, loadInto, query, when } from "./ownerkit.js";
 
 const ACTIONS = {
@@ -67,24 +67,7 @@ export function createChangesPanel({ kb }) {
     return loadInto(list, async () => {
       const items = itemsOf(await kbApi(kb, `/changes${query({ limit: LIMIT })}`));
       if (!items.length) return el("p", { class: "muted" }, "还没有修改记录。");
-      return el(
-        "div",
-        { class: "table-wrap" },
-        el(
-          "table",
-          { class: "mini" },
-          el(
-            "thead",
-            {},
-            el(
-              "tr",
-              {},
-              ["时间", "操作", "对象", "操作者", ""].map((h) => el("th", { scope: "col" }, h)),
-            ),
-          ),
-          el("tbody", {}, items.map(row)),
-        ),
-      );
+      return miniTable(["时间", "操作", "对象", "操作者", ""], items.map(row));
     });
   }
 

@@ -1,7 +1,7 @@
 // The advisor's tool results as small tables: known fields get Chinese labels and units; lists
 // of rows (search hits, market groups) become row tables; anything else is shown key: value.
 
-import { el, int, money, num } from "./util.js";
+import { el, int, miniTable, money, num } from "./util.js";
 
 const TOOL_NAMES = {
   calc_loan: "房贷计算",
@@ -93,31 +93,13 @@ function rowsTable(rows) {
     .filter((k) => ROW_COLUMNS[k] && rows.some((r) => r[k] !== null && r[k] !== undefined))
     .slice(0, 5);
   if (!cols.length) return null;
-  return el(
-    "div",
-    { class: "table-wrap" },
-    el(
-      "table",
-      { class: "mini" },
+  return miniTable(
+    cols.map((c) => ROW_COLUMNS[c]),
+    rows.slice(0, 8).map((r) =>
       el(
-        "thead",
+        "tr",
         {},
-        el(
-          "tr",
-          {},
-          cols.map((c) => el("th", { scope: "col" }, ROW_COLUMNS[c])),
-        ),
-      ),
-      el(
-        "tbody",
-        {},
-        rows.slice(0, 8).map((r) =>
-          el(
-            "tr",
-            {},
-            cols.map((c) => el("td", {}, fmt(r[c], FIELDS[c] ? FIELDS[c][1] : ""))),
-          ),
-        ),
+        cols.map((c) => el("td", {}, fmt(r[c], FIELDS[c] ? FIELDS[c][1] : ""))),
       ),
     ),
   );

@@ -22,6 +22,20 @@ export function el(tag, attrs = {}, ...children) {
   return n;
 }
 
+/** A small table in its scrolling wrapper: column headings, then the body's <tr> rows. */
+export function miniTable(headings, rows) {
+  return el(
+    "div",
+    { class: "table-wrap" },
+    el(
+      "table",
+      { class: "mini" },
+      el("thead", {}, el("tr", {}, headings.map((h) => el("th", { scope: "col" }, String(h))))),
+      el("tbody", {}, rows),
+    ),
+  );
+}
+
 function append(n, children) {
   for (const c of children) {
     if (c === null || c === undefined || c === false || c === "") continue;
